@@ -1,0 +1,226 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AtSpec says when to run what.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.command) || has(self.template)",message="spec.command or spec.template must be set: a shell line to run with /bin/sh -c, or a Pod template whose first container is run"
+// +kubebuilder:validation:XValidation:rule="has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$')",message="spec.schedule must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone"
+// +kubebuilder:validation:XValidation:rule="!has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\\\.[0-9]+)?)?$')",message="spec.schedule must be a wall-clock time without offset, such as 2026-11-21T09:00:00, when spec.timeZone is set"
+type AtSpec struct {
+	// Schedule is when the command runs, once. Either an RFC 3339 time with
+	// an offset (2026-11-21T09:00:00Z, 2026-11-21T09:00:00+01:00), or, when
+	// timeZone is set, a wall-clock time without offset (2026-11-21T09:00:00
+	// or 2026-11-21T09:00). A time in the past runs at once unless
+	// startingDeadlineSeconds says it is too late.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=16
+	// +kubebuilder:validation:MaxLength=64
+	Schedule string `json:"schedule"`
+
+	// TimeZone is the IANA time zone (for example Europe/Berlin) in which a
+	// wall-clock schedule is read. A wall-clock time that does not exist
+	// (skipped by a daylight-saving change) is moved forward by the length of
+	// the gap; one that happens twice is its first occurrence.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$`
+	TimeZone *string `json:"timeZone,omitempty"`
+
+	// Command is a shell line, run with /bin/sh -c in the first container of
+	// the Pod: in the controller's default image when template is not set,
+	// otherwise in the template's first container, replacing its command
+	// and args.
+	//
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32768
+	Command string `json:"command,omitempty"`
+
+	// Template describes the Pod that runs the command: image, env,
+	// resources, service account, volumes. Its restartPolicy is always
+	// Never; security settings it leaves unset get the values of the
+	// restricted Pod Security Standard.
+	//
+	// +optional
+	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
+
+	// StartingDeadlineSeconds is how late the run may still start, in
+	// seconds after the schedule. Later than that it is not run and the At
+	// is Missed. Unset: no deadline, a schedule in the past runs at once.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
+
+	// Suspend holds the run while true. A suspended At that is resumed after
+	// its starting deadline is Missed.
+	//
+	// +optional
+	Suspend *bool `json:"suspend,omitempty"`
+
+	// ActiveDeadlineSeconds bounds how long one attempt may run before its
+	// Pod is stopped and the attempt fails.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// BackoffLimit is how many times a failed run is retried, each in a new
+	// Pod, after 10s, 20s, 40s... (at most 6 minutes). 0, the default, runs
+	// the command once.
+	//
+	// +optional
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// TTLSecondsAfterFinished deletes the At, and with it its Pods, this
+	// many seconds after it finished (Succeeded, Failed or Missed). Unset:
+	// it is kept.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+}
+
+// Phase is where an At is in its life: Pending until it runs, Running while
+// its Pod runs, then Succeeded, Failed or Missed.
+//
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Missed
+type Phase string
+
+const (
+	// PhasePending: waiting for the schedule (or suspended).
+	PhasePending Phase = "Pending"
+	// PhaseRunning: a Pod of this At runs, or waits between retries.
+	PhaseRunning Phase = "Running"
+	// PhaseSucceeded: the command exited 0.
+	PhaseSucceeded Phase = "Succeeded"
+	// PhaseFailed: the last attempt failed and no retry is left.
+	PhaseFailed Phase = "Failed"
+	// PhaseMissed: the starting deadline passed before the run could start.
+	PhaseMissed Phase = "Missed"
+)
+
+// Finished reports whether the phase is terminal: nothing more will happen.
+func (p Phase) Finished() bool {
+	return p == PhaseSucceeded || p == PhaseFailed || p == PhaseMissed
+}
+
+// AtStatus is what happened, written by the controller.
+type AtStatus struct {
+	// Phase summarises the At's life: Pending, Running, Succeeded, Failed or
+	// Missed.
+	//
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// ObservedGeneration is the spec generation this status describes.
+	//
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// ScheduledTime is the instant the schedule denotes.
+	//
+	// +optional
+	ScheduledTime *metav1.Time `json:"scheduledTime,omitempty"`
+
+	// StartTime is when the first attempt's Pod was created.
+	//
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CompletionTime is when the At finished.
+	//
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// PodName is the Pod of the latest attempt.
+	//
+	// +optional
+	PodName string `json:"podName,omitempty"`
+
+	// Attempts is how many Pods were started for this At.
+	//
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+
+	// ExitCode is the exit code of the command in the latest finished
+	// attempt.
+	//
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+
+	// Reason is a CamelCase word for why the At is in its phase, such as
+	// Completed, Error, PodDeleted, DeadlineExceeded or Missed.
+	//
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Message is a human-readable account of the latest transition.
+	//
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// Conditions are the At's observations in the standard form: Ready,
+	// Reconciling and Stalled for tools such as kstatus and Flux, and the
+	// outcomes Succeeded and Failed for `kubectl wait`.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// At runs a command once, in a Pod, at a given time.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=at,categories=all
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Command",type=string,JSONPath=`.spec.command`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Exit Code",type=integer,JSONPath=`.status.exitCode`,priority=1
+// +kubebuilder:printcolumn:name="Pod",type=string,JSONPath=`.status.podName`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters: it is the value of the cnat.programming-kubernetes.info/at label on the At's Pods"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (self.spec.schedule == oldSelf.spec.schedule && has(self.spec.timeZone) == has(oldSelf.spec.timeZone) && (!has(self.spec.timeZone) || self.spec.timeZone == oldSelf.spec.timeZone))",message="spec.schedule and spec.timeZone cannot change once the At has fired"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (has(self.spec.command) == has(oldSelf.spec.command) && (!has(self.spec.command) || self.spec.command == oldSelf.spec.command))",message="spec.command cannot change once the At has fired"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (has(self.spec.template) == has(oldSelf.spec.template) && (!has(self.spec.template) || self.spec.template == oldSelf.spec.template))",message="spec.template cannot change once the At has fired"
+type At struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitzero"`
+
+	// spec says when to run what.
+	// +required
+	Spec AtSpec `json:"spec"`
+
+	// status is what happened, written by the controller.
+	// +optional
+	Status AtStatus `json:"status,omitzero"`
+}
+
+// AtList is a list of At objects.
+//
+// +kubebuilder:object:root=true
+type AtList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitzero"`
+	Items           []At `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&At{}, &AtList{})
+}

@@ -1,0 +1,29 @@
+// Package v1beta1 contains the v1beta1 API of cnat, the storage version of
+// the At kind: "at(1) for Kubernetes", a command run once, in a Pod, at a
+// given time.
+//
+// +kubebuilder:object:generate=true
+// +kubebuilder:ac:generate=true
+// +kubebuilder:ac:output:package="../applyconfiguration"
+// +groupName=cnat.programming-kubernetes.info
+package v1beta1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of the objects in this package.
+	GroupVersion = schema.GroupVersion{Group: "cnat.programming-kubernetes.info", Version: "v1beta1"}
+
+	// SchemeGroupVersion is GroupVersion under the name the generated apply
+	// configurations expect.
+	SchemeGroupVersion = GroupVersion
+
+	// SchemeBuilder registers the types of this package with a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types of this package to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

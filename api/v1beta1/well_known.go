@@ -1,0 +1,64 @@
+package v1beta1
+
+// Condition types an At reports. Ready, Reconciling and Stalled follow the
+// kstatus conventions, so kstatus, Flux and fluxcd/pkg/ssa read an At's
+// health with no custom code; Succeeded and Failed are the outcomes, for
+// `kubectl wait --for=condition=Succeeded`.
+const (
+	// ConditionReady is True while the At is on track (waiting for its
+	// schedule, suspended, or Succeeded) and False while it runs or after it
+	// failed or was missed.
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while a run is in progress.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the At ended without success (Failed or
+	// Missed) or its spec cannot be acted on.
+	ConditionStalled = "Stalled"
+	// ConditionSucceeded is True once the command exited 0, False once the At
+	// finished otherwise.
+	ConditionSucceeded = "Succeeded"
+	// ConditionFailed is True once the last attempt failed with no retry
+	// left, False once the At finished otherwise.
+	ConditionFailed = "Failed"
+)
+
+// Reasons used in conditions, in status.reason and in Events.
+const (
+	ReasonScheduled            = "Scheduled"
+	ReasonSuspended            = "Suspended"
+	ReasonStarted              = "Started"
+	ReasonRunning              = "Running"
+	ReasonRetrying             = "Retrying"
+	ReasonCompleted            = "Completed"
+	ReasonError                = "Error"
+	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
+	ReasonDeadlineExceeded     = "DeadlineExceeded"
+	ReasonPodDeleted           = "PodDeleted"
+	ReasonMissed               = "Missed"
+	ReasonInvalidSpec          = "InvalidSpec"
+	ReasonPodForbidden         = "PodForbidden"
+)
+
+// Field managers under which cnat writes. Server-side apply records each
+// writer's fields separately, so the controller's Pods, the controller's
+// status writes and cnatctl's applies never take fields from one another.
+const (
+	// FieldManager owns the Pods the controller applies.
+	FieldManager = "cnat-controller"
+	// StatusFieldManager owns the status of At objects.
+	StatusFieldManager = "cnat-controller-status"
+	// CLIFieldManager owns what cnatctl applies.
+	CLIFieldManager = "cnatctl"
+)
+
+// Labels and annotations cnat puts on the Pods it creates.
+const (
+	// LabelAt names the At a Pod runs for. The controller's Pod cache
+	// selects on it, so it holds only cnat's Pods.
+	LabelAt = "cnat.programming-kubernetes.info/at"
+	// LabelAttempt is the attempt number (1, 2, ...) a Pod runs.
+	LabelAttempt = "cnat.programming-kubernetes.info/attempt"
+	// AnnotationScheduledTime is the instant the At was scheduled for, in
+	// RFC 3339.
+	AnnotationScheduledTime = "cnat.programming-kubernetes.info/scheduled-time"
+)

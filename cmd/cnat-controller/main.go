@@ -1,0 +1,163 @@
+// Command cnat-controller runs the cnat controller: it starts each At's Pod
+// at the At's time and records how the run went.
+package main
+
+import (
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+	_ "time/tzdata" // time zones resolve the same in any image, even one without /usr/share/zoneinfo
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/controller"
+)
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=cnat-system
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// options are the controller's command-line settings.
+type options struct {
+	metricsAddr             string
+	metricsSecure           bool
+	probeAddr               string
+	enableHTTP2             bool
+	leaderElect             bool
+	leaderElectionNamespace string
+	gracefulShutdown        time.Duration
+	pods                    apply.PodOptions
+	zap                     zap.Options
+}
+
+func parseFlags() options {
+	var o options
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint; \"0\" turns it off.")
+	flag.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS, to callers the API server authenticates and authorizes (get on /metrics).")
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "Allow HTTP/2 on the metrics and webhook servers (off: it has been the vector of several denial-of-service CVEs).")
+	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader among replicas, so only one acts at a time.")
+	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the controller runs in).")
+	flag.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to let running reconciles finish on shutdown.")
+	flag.StringVar(&o.pods.DefaultImage, "default-image", "busybox:1.37", "Image that runs spec.command when an At names none. It must provide /bin/sh.")
+	flag.StringVar((*string)(&o.pods.ImagePullPolicy), "image-pull-policy", "", "Pull policy for containers of At Pods that set none (Always, IfNotPresent, Never; empty: the Kubernetes default).")
+	o.zap.Development = false
+	o.zap.BindFlags(flag.CommandLine)
+	flag.Parse()
+	return o
+}
+
+func main() {
+	o := parseFlags()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	log := ctrl.Log.WithName("setup")
+	if err := run(o); err != nil {
+		log.Error(err, "Controller stopped")
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	switch o.pods.ImagePullPolicy {
+	case "", corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		return fmt.Errorf("--image-pull-policy: %q is not one of Always, IfNotPresent, Never", o.pods.ImagePullPolicy)
+	}
+	if o.pods.DefaultImage == "" {
+		return fmt.Errorf("--default-image must not be empty")
+	}
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := cnatv1beta1.AddToScheme(scheme); err != nil {
+		return err
+	}
+
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), managerOptions(o, scheme))
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	if err := setupChecks(mgr); err != nil {
+		return err
+	}
+	if err := setupControllers(mgr, o, scheme); err != nil {
+		return err
+	}
+	ctrl.Log.WithName("setup").Info("Starting manager")
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// managerOptions wires the flags into the manager: a Pod cache that holds
+// only cnat's Pods, secured metrics, probes, leader election.
+func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {
+	var tlsOpts []func(*tls.Config)
+	if !o.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsSecure, TLSOpts: tlsOpts}
+	if o.metricsSecure {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	ownedByCnat, err := labels.NewRequirement(cnatv1beta1.LabelAt, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant label key: cannot fail
+	}
+	return ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsOpts,
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              "cnat.programming-kubernetes.info",
+		LeaderElectionNamespace:       o.leaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &o.gracefulShutdown,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			// Memory follows the number of Ats, not of Pods in the cluster.
+			&corev1.Pod{}: {Label: labels.NewSelector().Add(*ownedByCnat)},
+		}},
+	}
+}
+
+func setupChecks(mgr ctrl.Manager) error {
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding readiness check: %w", err)
+	}
+	return nil
+}
+
+func setupControllers(mgr ctrl.Manager, o options, scheme *runtime.Scheme) error {
+	r := &controller.AtReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Clock:     clock.RealClock{},
+		Recorder:  mgr.GetEventRecorder(cnatv1beta1.FieldManager),
+		Pods:      o.pods,
+		Metrics:   controller.NewMetrics(metrics.Registry, mgr.GetCache()),
+	}
+	if err := r.SetupWithManager(mgr, scheme); err != nil {
+		return fmt.Errorf("setting up the At controller: %w", err)
+	}
+	return nil
+}

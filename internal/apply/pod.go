@@ -1,0 +1,164 @@
+package apply
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// CommandContainerName is the container that runs spec.command when the At
+// has no template.
+const CommandContainerName = "command"
+
+// nobody is the user the default image's container runs as: the restricted
+// Pod Security Standard requires a non-root user, and busybox-style images
+// run as root unless told otherwise.
+const nobody int64 = 65534
+
+// PodOptions are the controller's settings for the Pods it renders.
+type PodOptions struct {
+	// DefaultImage runs spec.command when the At has no template, or when the
+	// template's first container has no image. It must provide /bin/sh.
+	DefaultImage string
+	// ImagePullPolicy, when set, is used for containers that do not set one.
+	ImagePullPolicy corev1.PullPolicy
+}
+
+// PodName is the name of the Pod of an At's attempt (1-based). It is the
+// same on every call, so however often the controller applies an attempt's
+// Pod, by a retry after a crash or from a second replica, there is only
+// ever one Pod for it.
+func PodName(atName string, attempt int32) string {
+	return atName + "-" + strconv.Itoa(int(attempt))
+}
+
+// RenderPod returns the Pod that runs attempt (1-based) of at, as an apply
+// configuration: the template (if any) with restartPolicy Never, the
+// command in its first container, the restricted Pod Security defaults for
+// whatever security settings the template leaves unset, and a controller
+// owner reference to the At so that the Pod goes when the At goes.
+func RenderPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOptions) (*corev1ac.PodApplyConfiguration, error) {
+	spec, err := podSpecFrom(at.Spec.Template)
+	if err != nil {
+		return nil, err
+	}
+	if len(spec.Containers) == 0 {
+		spec.WithContainers(corev1ac.Container().WithName(CommandContainerName))
+	}
+	first := &spec.Containers[0]
+	usesDefaultImage := first.Image == nil || *first.Image == ""
+	if usesDefaultImage {
+		first.WithImage(opts.DefaultImage)
+	}
+	if at.Spec.Command != "" {
+		first.Command = []string{"/bin/sh", "-c", at.Spec.Command}
+		first.Args = nil
+	}
+	spec.WithRestartPolicy(corev1.RestartPolicyNever)
+	if at.Spec.ActiveDeadlineSeconds != nil {
+		spec.WithActiveDeadlineSeconds(*at.Spec.ActiveDeadlineSeconds)
+	}
+	if spec.AutomountServiceAccountToken == nil && (spec.ServiceAccountName == nil || *spec.ServiceAccountName == "") {
+		// A command that did not ask for an identity gets none.
+		spec.WithAutomountServiceAccountToken(false)
+	}
+	applyRestrictedDefaults(spec, usesDefaultImage)
+	for i := range spec.InitContainers {
+		defaultPullPolicy(&spec.InitContainers[i], opts.ImagePullPolicy)
+	}
+	for i := range spec.Containers {
+		defaultPullPolicy(&spec.Containers[i], opts.ImagePullPolicy)
+	}
+
+	pod := corev1ac.Pod(PodName(at.Name, attempt), at.Namespace).
+		WithSpec(spec).
+		WithOwnerReferences(metav1ac.OwnerReference().
+			WithAPIVersion(cnatv1beta1.GroupVersion.String()).
+			WithKind("At").
+			WithName(at.Name).
+			WithUID(at.UID).
+			WithController(true).
+			WithBlockOwnerDeletion(true))
+	if at.Spec.Template != nil {
+		pod.WithLabels(at.Spec.Template.Labels).WithAnnotations(at.Spec.Template.Annotations)
+	}
+	// cnat's own labels come last: a template cannot take them over.
+	pod.WithLabels(map[string]string{
+		cnatv1beta1.LabelAt:            at.Name,
+		cnatv1beta1.LabelAttempt:       strconv.Itoa(int(attempt)),
+		"app.kubernetes.io/managed-by": "cnat",
+	})
+	pod.WithAnnotations(map[string]string{
+		cnatv1beta1.AnnotationScheduledTime: scheduled.UTC().Format(time.RFC3339Nano),
+	})
+	return pod, nil
+}
+
+// podSpecFrom turns the template's PodSpec into an apply configuration.
+// Apply configurations are the JSON form of the API types, so the JSON
+// encoding is the faithful conversion, field for field.
+func podSpecFrom(template *corev1.PodTemplateSpec) (*corev1ac.PodSpecApplyConfiguration, error) {
+	spec := corev1ac.PodSpec()
+	if template == nil {
+		return spec, nil
+	}
+	raw, err := json.Marshal(template.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("encoding spec.template.spec: %w", err)
+	}
+	if err := json.Unmarshal(raw, spec); err != nil {
+		return nil, fmt.Errorf("decoding spec.template.spec: %w", err)
+	}
+	return spec, nil
+}
+
+// applyRestrictedDefaults fills in what the restricted Pod Security Standard
+// asks for wherever the template did not decide: non-root, the runtime's
+// default seccomp profile, no privilege escalation, no capabilities.
+func applyRestrictedDefaults(spec *corev1ac.PodSpecApplyConfiguration, firstUsesDefaultImage bool) {
+	if spec.SecurityContext == nil {
+		spec.WithSecurityContext(corev1ac.PodSecurityContext())
+	}
+	psc := spec.SecurityContext
+	if psc.RunAsNonRoot == nil {
+		psc.WithRunAsNonRoot(true)
+	}
+	if psc.SeccompProfile == nil {
+		psc.WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))
+	}
+	containers := make([]*corev1ac.ContainerApplyConfiguration, 0, len(spec.InitContainers)+len(spec.Containers))
+	for i := range spec.InitContainers {
+		containers = append(containers, &spec.InitContainers[i])
+	}
+	for i := range spec.Containers {
+		containers = append(containers, &spec.Containers[i])
+	}
+	for _, c := range containers {
+		if c.SecurityContext == nil {
+			c.WithSecurityContext(corev1ac.SecurityContext())
+		}
+		sc := c.SecurityContext
+		if sc.AllowPrivilegeEscalation == nil {
+			sc.WithAllowPrivilegeEscalation(false)
+		}
+		if sc.Capabilities == nil {
+			sc.WithCapabilities(corev1ac.Capabilities().WithDrop(corev1.Capability("ALL")))
+		}
+	}
+	if firstUsesDefaultImage && psc.RunAsUser == nil && spec.Containers[0].SecurityContext.RunAsUser == nil {
+		spec.Containers[0].SecurityContext.WithRunAsUser(nobody)
+	}
+}
+
+func defaultPullPolicy(c *corev1ac.ContainerApplyConfiguration, policy corev1.PullPolicy) {
+	if policy != "" && c.ImagePullPolicy == nil {
+		c.WithImagePullPolicy(policy)
+	}
+}

@@ -1,0 +1,73 @@
+// Package scheduler holds the time rules of cnat: when an At is due, whether
+// it may still run, and how long to wait between attempts.
+//
+// It is pure time logic. It has no Kubernetes client and never reads the
+// clock: callers pass the current time, which keeps every rule testable at
+// its exact boundaries. The only I/O is time.LoadLocation reading the tz
+// database; binaries that use this package should import time/tzdata so that
+// time zones resolve the same way in every container image.
+//
+// # Schedules
+//
+// An At says when it runs in spec.schedule and, optionally, spec.timeZone.
+// ParseSchedule accepts two forms:
+//
+//   - Without spec.timeZone, an RFC 3339 time with an explicit offset:
+//     2026-11-21T09:00:00Z, 2026-11-21T09:00:00+01:00 or, with fractional
+//     seconds, 2026-11-21T09:00:00.5Z. T and Z must be uppercase. A time
+//     without offset is rejected, because the controller would otherwise
+//     have to guess a zone.
+//   - With spec.timeZone set to an IANA zone name such as Europe/Berlin, a
+//     wall-clock time without offset: 2026-11-21T09:00:00 or 2026-11-21T09:00
+//     (seconds, and fractional seconds, are optional). The time is read as
+//     clocks in that zone show it, so "09:00 in Berlin" stays 09:00 across
+//     daylight saving changes. A time with an offset is rejected as
+//     ambiguous, and so is the zone "Local", which is the zone of the
+//     controller's machine rather than anything the user chose.
+//
+// Years must lie in 0001 through 9999, both as written and in UTC, as in
+// RFC 3339. Schedules longer than MaxScheduleLength bytes are rejected
+// before they are parsed.
+//
+// # Daylight saving time
+//
+// Where the offset of a zone changes, a wall-clock time may not exist or may
+// happen twice. ParseSchedule resolves it like java.time's ZonedDateTime.of:
+//
+//   - In a gap, when clocks jump forward, the time is read with the offset in
+//     force before the jump, which moves it forward by the length of the gap.
+//     In Europe/Berlin on 2026-03-29 clocks jump from 02:00 to 03:00, so
+//     02:30 becomes 03:30+02:00 (01:30Z).
+//   - In an overlap, when clocks are set back, the earlier of the two
+//     instants is chosen, which is the time read with the offset in force
+//     before the change. In Europe/Berlin on 2026-10-25 clocks go back from
+//     03:00 to 02:00, so 02:30 is 02:30+02:00 (00:30Z), not 02:30+01:00.
+//
+// The same rules apply to any offset change in the tz database, such as
+// Samoa skipping 2011-12-30 entirely when it moved across the date line.
+//
+// # Deciding
+//
+// Plan.Decide turns an At that has not fired yet into an Action: Wait until
+// the scheduled time, Fire once it has come, or Miss if a starting deadline
+// has passed (the deadline includes its end). A suspended At is Suspended
+// whatever the time, and its deadline is judged when it is resumed.
+//
+// # Retries
+//
+// RetryDelay spaces out the attempts of a failing run the way the Kubernetes
+// documentation describes for the failed pods of a Job: 10s, 20s, 40s, ...
+// up to six minutes.
+//
+// # For maintainers
+//
+// Do not use time.Date to read wall-clock times in a zone: what it returns
+// in gaps and overlaps is unspecified, and for some of them it differs from
+// the rules above. resolveWallClock computes the candidate instants
+// explicitly instead, relying on two properties of the tz database: every
+// offset is smaller than a day, and offset changes are more than two days
+// apart. FuzzParseSchedule checks it against a brute-force search that
+// relies on neither. Keep every error built by
+// invalidSchedule or invalidTimeZone, so that each one names its field and
+// lists the accepted forms.
+package scheduler

@@ -1,0 +1,92 @@
+package scheduler
+
+import (
+	"strconv"
+	"time"
+)
+
+// Plan is what an At asks for, reduced to time.
+type Plan struct {
+	// ScheduledTime is the instant the run is due, as returned by
+	// ParseSchedule.
+	ScheduledTime time.Time
+	// StartingDeadline is how late after ScheduledTime a run may still
+	// start. Nil means no deadline: a run whose time has passed, for example
+	// because the controller was down, starts as soon as it is seen.
+	// A negative deadline counts as zero.
+	StartingDeadline *time.Duration
+	// Suspend holds the run back until it is cleared.
+	Suspend bool
+}
+
+// Action is what the controller should do with an At now.
+type Action int
+
+const (
+	// Wait means the At is not due yet: look again after Decision.After.
+	Wait Action = iota
+	// Fire means the At is due and within its starting deadline: start the
+	// run now.
+	Fire
+	// Miss means the At is due but its starting deadline has passed: record
+	// it as missed and never run it.
+	Miss
+	// Suspended means the At is suspended: do nothing and set no timer,
+	// since resuming it is an update that brings it back.
+	Suspended
+)
+
+// String returns the name of the action, for logs and events.
+func (a Action) String() string {
+	switch a {
+	case Wait:
+		return "Wait"
+	case Fire:
+		return "Fire"
+	case Miss:
+		return "Miss"
+	case Suspended:
+		return "Suspended"
+	}
+	return "Action(" + strconv.Itoa(int(a)) + ")"
+}
+
+// Decision is the outcome of Plan.Decide.
+type Decision struct {
+	// Action is what to do now.
+	Action Action
+	// After is, for Wait, the time left until ScheduledTime, exactly: callers
+	// that requeue add their own margin for clock skew and timer jitter.
+	// It saturates at the largest Duration, about 292 years.
+	After time.Duration
+	// Lateness is, for Fire and Miss, how long ago ScheduledTime was, for
+	// the run's events and status. It saturates at the largest Duration,
+	// about 292 years.
+	Lateness time.Duration
+}
+
+// Decide says what to do at now with an At that has not fired yet.
+//
+// A suspended At is Suspended whatever the time; a starting deadline that
+// passes while it is suspended is judged when it is resumed, by the rules
+// that follow. Before ScheduledTime the At must Wait. From ScheduledTime on
+// it must Fire, unless it has a starting deadline and now is later than
+// ScheduledTime plus the deadline, in which case it is a Miss. The deadline
+// includes its end: an At exactly StartingDeadline late still fires, and
+// with a deadline of zero it fires only if decided exactly at ScheduledTime.
+func (p Plan) Decide(now time.Time) Decision {
+	if p.Suspend {
+		return Decision{Action: Suspended}
+	}
+	if now.Before(p.ScheduledTime) {
+		return Decision{Action: Wait, After: p.ScheduledTime.Sub(now)}
+	}
+	lateness := now.Sub(p.ScheduledTime)
+	if p.StartingDeadline != nil {
+		deadline := max(*p.StartingDeadline, 0)
+		if now.After(p.ScheduledTime.Add(deadline)) {
+			return Decision{Action: Miss, Lateness: lateness}
+		}
+	}
+	return Decision{Action: Fire, Lateness: lateness}
+}

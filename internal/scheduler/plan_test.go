@@ -1,0 +1,196 @@
+package scheduler_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/programming-kubernetes/cnat/internal/scheduler"
+)
+
+func TestPlanDecide(t *testing.T) {
+	scheduled := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	deadline := func(d time.Duration) *time.Duration { return &d }
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name string
+		plan scheduler.Plan
+		now  time.Time
+		want scheduler.Decision
+	}{
+		{
+			name: "long before",
+			plan: scheduler.Plan{ScheduledTime: scheduled},
+			now:  scheduled.Add(-36 * time.Hour),
+			want: scheduler.Decision{Action: scheduler.Wait, After: 36 * time.Hour},
+		},
+		{
+			name: "1ns before",
+			plan: scheduler.Plan{ScheduledTime: scheduled},
+			now:  scheduled.Add(-time.Nanosecond),
+			want: scheduler.Decision{Action: scheduler.Wait, After: time.Nanosecond},
+		},
+		{
+			name: "exactly at the scheduled time",
+			plan: scheduler.Plan{ScheduledTime: scheduled},
+			now:  scheduled,
+			want: scheduler.Decision{Action: scheduler.Fire},
+		},
+		{
+			name: "1ns after",
+			plan: scheduler.Plan{ScheduledTime: scheduled},
+			now:  scheduled.Add(time.Nanosecond),
+			want: scheduler.Decision{Action: scheduler.Fire, Lateness: time.Nanosecond},
+		},
+		{
+			name: "years late without deadline",
+			plan: scheduler.Plan{ScheduledTime: scheduled},
+			now:  scheduled.AddDate(10, 0, 0),
+			want: scheduler.Decision{Action: scheduler.Fire, Lateness: scheduled.AddDate(10, 0, 0).Sub(scheduled)},
+		},
+		{
+			name: "same instant in another zone",
+			plan: scheduler.Plan{ScheduledTime: scheduled},
+			now:  scheduled.In(berlin),
+			want: scheduler.Decision{Action: scheduler.Fire},
+		},
+		{
+			name: "1ns before with deadline",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(5 * time.Minute)},
+			now:  scheduled.Add(-time.Nanosecond),
+			want: scheduler.Decision{Action: scheduler.Wait, After: time.Nanosecond},
+		},
+		{
+			name: "exactly at the scheduled time with deadline",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(5 * time.Minute)},
+			now:  scheduled,
+			want: scheduler.Decision{Action: scheduler.Fire},
+		},
+		{
+			name: "within deadline",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(5 * time.Minute)},
+			now:  scheduled.Add(time.Minute),
+			want: scheduler.Decision{Action: scheduler.Fire, Lateness: time.Minute},
+		},
+		{
+			name: "exactly at the deadline",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(5 * time.Minute)},
+			now:  scheduled.Add(5 * time.Minute),
+			want: scheduler.Decision{Action: scheduler.Fire, Lateness: 5 * time.Minute},
+		},
+		{
+			name: "1ns after the deadline",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(5 * time.Minute)},
+			now:  scheduled.Add(5*time.Minute + time.Nanosecond),
+			want: scheduler.Decision{Action: scheduler.Miss, Lateness: 5*time.Minute + time.Nanosecond},
+		},
+		{
+			name: "zero deadline exactly at the scheduled time",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(0)},
+			now:  scheduled,
+			want: scheduler.Decision{Action: scheduler.Fire},
+		},
+		{
+			name: "zero deadline 1ns after",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(0)},
+			now:  scheduled.Add(time.Nanosecond),
+			want: scheduler.Decision{Action: scheduler.Miss, Lateness: time.Nanosecond},
+		},
+		{
+			name: "negative deadline counts as zero",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(-time.Minute)},
+			now:  scheduled,
+			want: scheduler.Decision{Action: scheduler.Fire},
+		},
+		{
+			name: "negative deadline 1ns after",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(-time.Minute)},
+			now:  scheduled.Add(time.Nanosecond),
+			want: scheduler.Decision{Action: scheduler.Miss, Lateness: time.Nanosecond},
+		},
+		{
+			name: "suspended before",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(5 * time.Minute), Suspend: true},
+			now:  scheduled.Add(-time.Hour),
+			want: scheduler.Decision{Action: scheduler.Suspended},
+		},
+		{
+			name: "suspended exactly at the scheduled time",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(5 * time.Minute), Suspend: true},
+			now:  scheduled,
+			want: scheduler.Decision{Action: scheduler.Suspended},
+		},
+		{
+			name: "suspended after the deadline",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(5 * time.Minute), Suspend: true},
+			now:  scheduled.Add(time.Hour),
+			want: scheduler.Decision{Action: scheduler.Suspended},
+		},
+		{
+			name: "resumed within the deadline",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(5 * time.Minute)},
+			now:  scheduled.Add(4 * time.Minute),
+			want: scheduler.Decision{Action: scheduler.Fire, Lateness: 4 * time.Minute},
+		},
+		{
+			name: "resumed after the deadline",
+			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadline: deadline(5 * time.Minute)},
+			now:  scheduled.Add(time.Hour),
+			want: scheduler.Decision{Action: scheduler.Miss, Lateness: time.Hour},
+		},
+		{
+			name: "lateness saturates",
+			plan: scheduler.Plan{ScheduledTime: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)},
+			now:  scheduled,
+			want: scheduler.Decision{Action: scheduler.Fire, Lateness: math.MaxInt64},
+		},
+		{
+			name: "waiting saturates",
+			plan: scheduler.Plan{ScheduledTime: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)},
+			now:  scheduled,
+			want: scheduler.Decision{Action: scheduler.Wait, After: math.MaxInt64},
+		},
+		{
+			name: "centuries late with a deadline",
+			plan: scheduler.Plan{ScheduledTime: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), StartingDeadline: deadline(math.MaxInt64)},
+			now:  scheduled,
+			want: scheduler.Decision{Action: scheduler.Miss, Lateness: math.MaxInt64},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.plan.Decide(tt.now)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Decide(%v) mismatch (-want +got):\n%s", tt.now, diff)
+			}
+		})
+	}
+}
+
+func TestActionString(t *testing.T) {
+	tests := []struct {
+		name   string
+		action scheduler.Action
+		want   string
+	}{
+		{name: "wait", action: scheduler.Wait, want: "Wait"},
+		{name: "fire", action: scheduler.Fire, want: "Fire"},
+		{name: "miss", action: scheduler.Miss, want: "Miss"},
+		{name: "suspended", action: scheduler.Suspended, want: "Suspended"},
+		{name: "unknown", action: scheduler.Action(42), want: "Action(42)"},
+		{name: "negative", action: scheduler.Action(-1), want: "Action(-1)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.action.String(); got != tt.want {
+				t.Errorf("String() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

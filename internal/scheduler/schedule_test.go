@@ -1,0 +1,252 @@
+package scheduler_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	_ "time/tzdata" // Resolve zones even where the machine has no tz database.
+
+	"github.com/programming-kubernetes/cnat/internal/scheduler"
+)
+
+func TestParseSchedule(t *testing.T) {
+	tests := []struct {
+		name     string
+		schedule string
+		timeZone string
+		// want is the expected result formatted with RFC 3339 in its own
+		// location, which pins both the instant and the offset shown.
+		want string
+	}{
+		{name: "UTC", schedule: "2026-11-21T09:00:00Z", want: "2026-11-21T09:00:00Z"},
+		{name: "positive offset", schedule: "2026-11-21T09:00:00+01:00", want: "2026-11-21T09:00:00+01:00"},
+		{name: "half-hour offset", schedule: "2026-11-21T09:00:00+05:30", want: "2026-11-21T09:00:00+05:30"},
+		{name: "negative offset", schedule: "2026-11-21T09:00:00-08:00", want: "2026-11-21T09:00:00-08:00"},
+		{name: "zero offset is UTC", schedule: "2026-11-21T09:00:00+00:00", want: "2026-11-21T09:00:00Z"},
+		{name: "unknown local offset is UTC", schedule: "2026-11-21T09:00:00-00:00", want: "2026-11-21T09:00:00Z"},
+		{name: "fractional second", schedule: "2026-11-21T09:00:00.5Z", want: "2026-11-21T09:00:00.5Z"},
+		{name: "nanoseconds", schedule: "2026-11-21T09:00:00.123456789+01:00", want: "2026-11-21T09:00:00.123456789+01:00"},
+		{name: "leap day", schedule: "2028-02-29T12:00:00Z", want: "2028-02-29T12:00:00Z"},
+		{name: "first instant", schedule: "0001-01-01T00:00:00Z", want: "0001-01-01T00:00:00Z"},
+		{name: "last instant", schedule: "9999-12-31T23:59:59.999999999Z", want: "9999-12-31T23:59:59.999999999Z"},
+
+		{name: "zone", schedule: "2026-11-21T09:00:00", timeZone: "Europe/Berlin", want: "2026-11-21T09:00:00+01:00"},
+		{name: "zone without seconds", schedule: "2026-11-21T09:00", timeZone: "Europe/Berlin", want: "2026-11-21T09:00:00+01:00"},
+		{name: "zone with fractional second", schedule: "2026-11-21T09:00:00.25", timeZone: "Europe/Berlin", want: "2026-11-21T09:00:00.25+01:00"},
+		{name: "zone UTC", schedule: "2026-11-21T09:00", timeZone: "UTC", want: "2026-11-21T09:00:00Z"},
+		{name: "zone without DST", schedule: "2026-11-21T09:00", timeZone: "Asia/Tokyo", want: "2026-11-21T09:00:00+09:00"},
+		{name: "zone without DST on a European change day", schedule: "2026-03-29T02:30", timeZone: "Asia/Tokyo", want: "2026-03-29T02:30:00+09:00"},
+
+		// Europe/Berlin springs forward on 2026-03-29 at 02:00 (01:00Z)
+		// and falls back on 2026-10-25 at 03:00 (01:00Z).
+		{name: "Berlin before gap", schedule: "2026-03-29T01:59:59.999999999", timeZone: "Europe/Berlin", want: "2026-03-29T01:59:59.999999999+01:00"},
+		{name: "Berlin gap start", schedule: "2026-03-29T02:00", timeZone: "Europe/Berlin", want: "2026-03-29T03:00:00+02:00"}, // 01:00Z
+		{name: "Berlin gap", schedule: "2026-03-29T02:30", timeZone: "Europe/Berlin", want: "2026-03-29T03:30:00+02:00"},       // 01:30Z
+		{name: "Berlin after gap", schedule: "2026-03-29T03:00", timeZone: "Europe/Berlin", want: "2026-03-29T03:00:00+02:00"},
+		{name: "Berlin before overlap", schedule: "2026-10-25T01:59:59", timeZone: "Europe/Berlin", want: "2026-10-25T01:59:59+02:00"},
+		{name: "Berlin overlap start", schedule: "2026-10-25T02:00", timeZone: "Europe/Berlin", want: "2026-10-25T02:00:00+02:00"}, // 00:00Z
+		{name: "Berlin overlap", schedule: "2026-10-25T02:30", timeZone: "Europe/Berlin", want: "2026-10-25T02:30:00+02:00"},       // 00:30Z
+		{name: "Berlin overlap end", schedule: "2026-10-25T02:59:59.999999999", timeZone: "Europe/Berlin", want: "2026-10-25T02:59:59.999999999+02:00"},
+		{name: "Berlin after overlap", schedule: "2026-10-25T03:00", timeZone: "Europe/Berlin", want: "2026-10-25T03:00:00+01:00"}, // 02:00Z
+
+		// America/New_York springs forward on 2026-03-08 at 02:00 (07:00Z)
+		// and falls back on 2026-11-01 at 02:00 (06:00Z).
+		{name: "New York gap", schedule: "2026-03-08T02:30", timeZone: "America/New_York", want: "2026-03-08T03:30:00-04:00"},           // 07:30Z
+		{name: "New York overlap", schedule: "2026-11-01T01:30", timeZone: "America/New_York", want: "2026-11-01T01:30:00-04:00"},       // 05:30Z
+		{name: "New York after overlap", schedule: "2026-11-01T02:00", timeZone: "America/New_York", want: "2026-11-01T02:00:00-05:00"}, // 07:00Z
+
+		// Australia/Lord_Howe shifts by 30 minutes: back from 02:00+11:00 to
+		// 01:30+10:30 on 2026-04-05, forward from 02:00+10:30 to 02:30+11:00
+		// on 2026-10-04.
+		{name: "Lord Howe overlap", schedule: "2026-04-05T01:45", timeZone: "Australia/Lord_Howe", want: "2026-04-05T01:45:00+11:00"}, // 2026-04-04T14:45Z
+		{name: "Lord Howe gap", schedule: "2026-10-04T02:15", timeZone: "Australia/Lord_Howe", want: "2026-10-04T02:45:00+11:00"},     // 2026-10-03T15:45Z
+
+		// Permanent offset changes.
+		{name: "Samoa skipped day", schedule: "2011-12-30T12:00", timeZone: "Pacific/Apia", want: "2011-12-31T12:00:00+14:00"},      // 2011-12-30T22:00Z
+		{name: "Moscow to +04:00", schedule: "2011-03-27T02:30", timeZone: "Europe/Moscow", want: "2011-03-27T03:30:00+04:00"},      // 2011-03-26T23:30Z
+		{name: "Moscow back to +03:00", schedule: "2014-10-26T01:30", timeZone: "Europe/Moscow", want: "2014-10-26T01:30:00+04:00"}, // 2014-10-25T21:30Z
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := scheduler.ParseSchedule(tt.schedule, tt.timeZone)
+			if err != nil {
+				t.Fatalf("ParseSchedule(%q, %q) failed: %v", tt.schedule, tt.timeZone, err)
+			}
+			if s := got.Format(time.RFC3339Nano); s != tt.want {
+				t.Errorf("ParseSchedule(%q, %q) = %s, want %s", tt.schedule, tt.timeZone, s, tt.want)
+			}
+			if tt.timeZone != "" && got.Location().String() != tt.timeZone {
+				t.Errorf("ParseSchedule(%q, %q) is in %s, want it in the given zone", tt.schedule, tt.timeZone, got.Location())
+			}
+		})
+	}
+}
+
+func TestParseScheduleErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		schedule  string
+		timeZone  string
+		wantField string
+		// wantProblem must appear in the error's Detail.
+		wantProblem string
+	}{
+		{name: "not a time", schedule: "tomorrow", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time with an offset"},
+		{name: "empty", schedule: "", wantField: scheduler.FieldSchedule, wantProblem: "is empty"},
+		{name: "empty with zone", schedule: "", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "is empty"},
+		{name: "64 bytes is read", schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 44), wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "65 bytes", schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 45), wantField: scheduler.FieldSchedule, wantProblem: "is 65 bytes long, more than the 64 allowed"},
+		{name: "lowercase t", schedule: "2026-11-21t09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "T and Z must be uppercase"},
+		{name: "lowercase z", schedule: "2026-11-21T09:00:00z", wantField: scheduler.FieldSchedule, wantProblem: "T and Z must be uppercase"},
+		{name: "lowercase t with zone", schedule: "2026-11-21t09:00", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "T and Z must be uppercase"},
+		{name: "space instead of T", schedule: "2026-11-21 09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "separated by T"},
+		{name: "date only", schedule: "2026-11-21", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "one-digit hour", schedule: "2026-11-21T9:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "comma before fraction", schedule: "2026-11-21T09:00:00,5Z", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "empty fraction", schedule: "2026-11-21T09:00:00.Z", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "ten fraction digits", schedule: "2026-11-21T09:00:00.1234567891Z", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "fraction without seconds", schedule: "2026-11-21T09:00.5", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "must be a wall-clock time without offset"},
+		{name: "offset without colon", schedule: "2026-11-21T09:00:00+0100", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "trailing text", schedule: "2026-11-21T09:00:00Z ", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "non-ASCII digits", schedule: "２０２６-11-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
+
+		{name: "no offset without zone", schedule: "2026-11-21T09:00:00", wantField: scheduler.FieldSchedule, wantProblem: "a time without offset requires spec.timeZone"},
+		{name: "no offset and no seconds without zone", schedule: "2026-11-21T09:00", wantField: scheduler.FieldSchedule, wantProblem: "a time without offset requires spec.timeZone"},
+		{name: "no seconds with offset", schedule: "2026-11-21T09:00Z", wantField: scheduler.FieldSchedule, wantProblem: "RFC 3339 requires seconds"},
+		{name: "offset with zone", schedule: "2026-11-21T09:00:00+01:00", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "remove the offset or the timeZone"},
+		{name: "Z with zone", schedule: "2026-11-21T09:00:00Z", timeZone: "UTC", wantField: scheduler.FieldSchedule, wantProblem: "remove the offset or the timeZone"},
+
+		{name: "month 13", schedule: "2026-13-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the month must be between 01 and 12"},
+		{name: "month 0", schedule: "2026-00-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the month must be between 01 and 12"},
+		{name: "day 0", schedule: "2026-11-00T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "November 2026 has no day 00"},
+		{name: "February 29 in a common year", schedule: "2026-02-29T09:00", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "February 2026 has no day 29"},
+		{name: "hour 24", schedule: "2026-11-21T24:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the hour must be between 00 and 23"},
+		{name: "minute 60", schedule: "2026-11-21T09:60:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the minute must be between 00 and 59"},
+		{name: "leap second", schedule: "2016-12-31T23:59:60Z", wantField: scheduler.FieldSchedule, wantProblem: "the second must be between 00 and 59"},
+		{name: "offset hour 24", schedule: "2026-11-21T09:00:00+24:00", wantField: scheduler.FieldSchedule, wantProblem: "the offset must be between -23:59 and +23:59"},
+		{name: "offset minute 60", schedule: "2026-11-21T09:00:00-01:60", wantField: scheduler.FieldSchedule, wantProblem: "the offset must be between -23:59 and +23:59"},
+
+		{name: "year 0000", schedule: "0000-11-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "year 10000", schedule: "10000-11-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "negative year", schedule: "-0001-11-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "signed year", schedule: "+2026-11-21T09:00", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "before year 0001 in UTC", schedule: "0001-01-01T00:00:00+01:00", wantField: scheduler.FieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+		{name: "after year 9999 in UTC", schedule: "9999-12-31T23:00:00-01:00", wantField: scheduler.FieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+		{name: "zone before year 0001 in UTC", schedule: "0001-01-01T00:00", timeZone: "Asia/Tokyo", wantField: scheduler.FieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+		{name: "zone after year 9999 in UTC", schedule: "9999-12-31T23:30", timeZone: "America/New_York", wantField: scheduler.FieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+
+		{name: "unknown zone", schedule: "2026-11-21T09:00", timeZone: "Mars/Olympus_Mons", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "Local", schedule: "2026-11-21T09:00", timeZone: "Local", wantField: scheduler.FieldTimeZone, wantProblem: `"Local" is the time zone of the controller's machine`},
+		{name: "Local in lowercase", schedule: "2026-11-21T09:00", timeZone: "local", wantField: scheduler.FieldTimeZone, wantProblem: `"Local" is the time zone of the controller's machine`},
+		{name: "zone with a path", schedule: "2026-11-21T09:00", timeZone: "../../etc/localtime", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "absolute zone path", schedule: "2026-11-21T09:00", timeZone: "/usr/share/zoneinfo/UTC", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "zone with spaces", schedule: "2026-11-21T09:00", timeZone: " Europe/Berlin", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "abbreviation", schedule: "2026-11-21T09:00", timeZone: "CEST", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "zone checked before schedule", schedule: "tomorrow", timeZone: "Mars/Olympus_Mons", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := scheduler.ParseSchedule(tt.schedule, tt.timeZone)
+			if err == nil {
+				t.Fatalf("ParseSchedule(%q, %q) = %v, want an error", tt.schedule, tt.timeZone, got)
+			}
+			var se *scheduler.ScheduleError
+			if !errors.As(err, &se) {
+				t.Fatalf("ParseSchedule(%q, %q) error %v is a %T, want a *ScheduleError", tt.schedule, tt.timeZone, err, err)
+			}
+			if se.Field != tt.wantField {
+				t.Errorf("Field = %q, want %q", se.Field, tt.wantField)
+			}
+			wantValue := tt.schedule
+			if tt.wantField == scheduler.FieldTimeZone {
+				wantValue = tt.timeZone
+			}
+			if se.Value != wantValue {
+				t.Errorf("Value = %q, want %q", se.Value, wantValue)
+			}
+			if !strings.Contains(se.Detail, tt.wantProblem) {
+				t.Errorf("Detail = %q, want it to contain %q", se.Detail, tt.wantProblem)
+			}
+			if !strings.Contains(se.Detail, "such as") {
+				t.Errorf("Detail = %q, want it to list the accepted forms", se.Detail)
+			}
+		})
+	}
+}
+
+func TestScheduleErrorError(t *testing.T) {
+	tests := []struct {
+		name string
+		err  *scheduler.ScheduleError
+		want string
+	}{
+		{
+			name: "short value",
+			err:  &scheduler.ScheduleError{Field: scheduler.FieldSchedule, Value: "tomorrow", Detail: "must be a time"},
+			want: `spec.schedule: Invalid value: "tomorrow": must be a time`,
+		},
+		{
+			name: "long value is cut",
+			err:  &scheduler.ScheduleError{Field: scheduler.FieldSchedule, Value: strings.Repeat("a", 100), Detail: "is too long"},
+			want: `spec.schedule: Invalid value: "` + strings.Repeat("a", 64) + `...": is too long`,
+		},
+		{
+			name: "long value is cut between characters",
+			err:  &scheduler.ScheduleError{Field: scheduler.FieldTimeZone, Value: strings.Repeat("a", 63) + "ä", Detail: "unknown time zone"},
+			want: `spec.timeZone: Invalid value: "` + strings.Repeat("a", 63) + `...": unknown time zone`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.err.Error(); got != tt.want {
+				t.Errorf("Error() = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestParseScheduleMessages pins complete messages, as users see them in
+// events and conditions.
+func TestParseScheduleMessages(t *testing.T) {
+	tests := []struct {
+		name     string
+		schedule string
+		timeZone string
+		want     string
+	}{
+		{
+			name:     "not a time",
+			schedule: "tomorrow",
+			want:     `spec.schedule: Invalid value: "tomorrow": must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone`,
+		},
+		{
+			name:     "no offset without zone",
+			schedule: "2026-11-21T09:00:00",
+			want:     `spec.schedule: Invalid value: "2026-11-21T09:00:00": a time without offset requires spec.timeZone; must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone`,
+		},
+		{
+			name:     "offset with zone",
+			schedule: "2026-11-21T09:00:00+01:00",
+			timeZone: "Europe/Berlin",
+			want:     `spec.schedule: Invalid value: "2026-11-21T09:00:00+01:00": a time with an offset is ambiguous together with spec.timeZone: remove the offset or the timeZone; must be a wall-clock time without offset, such as 2026-11-21T09:00:00 or 2026-11-21T09:00, because spec.timeZone is set`,
+		},
+		{
+			name:     "unknown zone",
+			schedule: "2026-11-21T09:00",
+			timeZone: "Europe/Berln",
+			want:     `spec.timeZone: Invalid value: "Europe/Berln": unknown time zone; must be a time zone name from the IANA tz database, such as Europe/Berlin, America/New_York or UTC`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := scheduler.ParseSchedule(tt.schedule, tt.timeZone)
+			if err == nil {
+				t.Fatalf("ParseSchedule(%q, %q) succeeded, want an error", tt.schedule, tt.timeZone)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("ParseSchedule(%q, %q) error:\n got %s\nwant %s", tt.schedule, tt.timeZone, got, tt.want)
+			}
+		})
+	}
+}
