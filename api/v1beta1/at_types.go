@@ -8,8 +8,8 @@ import (
 // AtSpec says when to run what.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.command) || has(self.template)",message="spec.command or spec.template must be set: a shell line to run with /bin/sh -c, or a Pod template whose first container is run"
-// +kubebuilder:validation:XValidation:rule="has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$')",message="spec.schedule must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone"
-// +kubebuilder:validation:XValidation:rule="!has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\\\.[0-9]+)?)?$')",message="spec.schedule must be a wall-clock time without offset, such as 2026-11-21T09:00:00, when spec.timeZone is set"
+// +kubebuilder:validation:XValidation:rule="has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$')",message="spec.schedule must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone",fieldPath=".schedule"
+// +kubebuilder:validation:XValidation:rule="!has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\\\.[0-9]+)?)?$')",message="spec.schedule must be a wall-clock time without offset, such as 2026-11-21T09:00:00, when spec.timeZone is set",fieldPath=".schedule"
 type AtSpec struct {
 	// Schedule is when the command runs, once. Either an RFC 3339 time with
 	// an offset (2026-11-21T09:00:00Z, 2026-11-21T09:00:00+01:00), or, when
@@ -193,9 +193,9 @@ type AtStatus struct {
 // +kubebuilder:printcolumn:name="Pod",type=string,JSONPath=`.status.podName`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters: it is the value of the cnat.programming-kubernetes.info/at label on the At's Pods"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (self.spec.schedule == oldSelf.spec.schedule && has(self.spec.timeZone) == has(oldSelf.spec.timeZone) && (!has(self.spec.timeZone) || self.spec.timeZone == oldSelf.spec.timeZone))",message="spec.schedule and spec.timeZone cannot change once the At has fired"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (has(self.spec.command) == has(oldSelf.spec.command) && (!has(self.spec.command) || self.spec.command == oldSelf.spec.command))",message="spec.command cannot change once the At has fired"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (has(self.spec.template) == has(oldSelf.spec.template) && (!has(self.spec.template) || self.spec.template == oldSelf.spec.template))",message="spec.template cannot change once the At has fired"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (self.spec.schedule == oldSelf.spec.schedule && has(self.spec.timeZone) == has(oldSelf.spec.timeZone) && (!has(self.spec.timeZone) || self.spec.timeZone == oldSelf.spec.timeZone))",message="spec.schedule and spec.timeZone cannot change once the At has fired",fieldPath=".spec.schedule",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (has(self.spec.command) == has(oldSelf.spec.command) && (!has(self.spec.command) || self.spec.command == oldSelf.spec.command))",message="spec.command cannot change once the At has fired",fieldPath=".spec.command",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (has(self.spec.template) == has(oldSelf.spec.template) && (!has(self.spec.template) || self.spec.template == oldSelf.spec.template))",message="spec.template cannot change once the At has fired",fieldPath=".spec.template",reason="FieldValueForbidden"
 type At struct {
 	metav1.TypeMeta `json:",inline"`
 

@@ -11,14 +11,10 @@ import (
 	_ "time/tzdata" // time zones resolve the same in any image, even one without /usr/share/zoneinfo
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -99,7 +95,7 @@ func run(o options) error {
 	if err := setupChecks(mgr); err != nil {
 		return err
 	}
-	if err := setupControllers(mgr, o, scheme); err != nil {
+	if err := setupControllers(mgr, o); err != nil {
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("Starting manager")
@@ -117,10 +113,6 @@ func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {
 	if o.metricsSecure {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	ownedByCnat, err := labels.NewRequirement(cnatv1beta1.LabelAt, selection.Exists, nil)
-	if err != nil {
-		panic(err) // a constant label key: cannot fail
-	}
 	return ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
@@ -130,10 +122,7 @@ func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {
 		LeaderElectionNamespace:       o.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       &o.gracefulShutdown,
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			// Memory follows the number of Ats, not of Pods in the cluster.
-			&corev1.Pod{}: {Label: labels.NewSelector().Add(*ownedByCnat)},
-		}},
+		Cache:                         controller.CacheOptions(),
 	}
 }
 
@@ -147,7 +136,7 @@ func setupChecks(mgr ctrl.Manager) error {
 	return nil
 }
 
-func setupControllers(mgr ctrl.Manager, o options, scheme *runtime.Scheme) error {
+func setupControllers(mgr ctrl.Manager, o options) error {
 	r := &controller.AtReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -156,7 +145,7 @@ func setupControllers(mgr ctrl.Manager, o options, scheme *runtime.Scheme) error
 		Pods:      o.pods,
 		Metrics:   controller.NewMetrics(metrics.Registry, mgr.GetCache()),
 	}
-	if err := r.SetupWithManager(mgr, scheme); err != nil {
+	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the At controller: %w", err)
 	}
 	return nil

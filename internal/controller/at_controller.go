@@ -8,8 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -41,10 +39,9 @@ type AtReconciler struct {
 	Recorder events.EventRecorder
 	// Pods are the settings for the rendered Pods (default image, pull policy).
 	Pods apply.PodOptions
-	// Metrics records firing lateness, outcomes and phases.
+	// Metrics records firing lateness, outcomes and phases; nil records
+	// nothing.
 	Metrics *Metrics
-
-	typeConverter managedfields.TypeConverter
 }
 
 // +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats,verbs=get;list;watch;delete
@@ -112,7 +109,7 @@ func (r *AtReconciler) writeStatus(ctx context.Context, s *scope) error {
 	if err != nil {
 		return fmt.Errorf("reading the status fields owned by %s: %w", cnatv1beta1.StatusFieldManager, err)
 	}
-	unchanged, err := apply.Unchanged(r.typeConverter, desired, owned)
+	unchanged, err := apply.Unchanged(applyconfiguration.NewTypeConverter(r.Client.Scheme()), desired, owned)
 	if err != nil {
 		return err
 	}
@@ -155,8 +152,7 @@ func (r *AtReconciler) ownedPods(ctx context.Context, at *cnatv1beta1.At) (map[i
 
 // SetupWithManager registers the reconciler: it watches Ats and the Pods
 // they control. Status-only changes of an At do not trigger a reconcile.
-func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, scheme *runtime.Scheme) error {
-	r.typeConverter = applyconfiguration.NewTypeConverter(scheme)
+func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cnatv1beta1.At{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.Pod{}).

@@ -1,0 +1,424 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+func condition(at *cnatv1beta1.At, conditionType string) *metav1.Condition {
+	return meta.FindStatusCondition(at.Status.Conditions, conditionType)
+}
+
+func TestFiresAtItsTimeAndNotBefore(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("hello", cnatv1beta1.AtSpec{Schedule: schedule(start.Add(time.Hour)), Command: "echo hello"})
+
+	res := h.reconcile("hello")
+	h.g.Expect(res.RequeueAfter).To(BeNumerically("~", time.Hour, time.Second), "the timer is the time until the schedule")
+	at := h.at("hello")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhasePending))
+	h.g.Expect(at.Status.ScheduledTime.Time).To(BeTemporally("==", start.Add(time.Hour)))
+	h.g.Expect(condition(at, cnatv1beta1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+	h.g.Expect(h.events()).To(ConsistOf(ContainSubstring("Normal Scheduled")))
+
+	h.clock.Step(time.Hour - time.Second)
+	h.reconcile("hello")
+	h.g.Expect(h.pods("hello")).To(BeEmpty(), "one second early: no Pod")
+
+	h.clock.Step(time.Second)
+	h.reconcile("hello")
+	pods := h.pods("hello")
+	h.g.Expect(pods).To(HaveLen(1))
+	pod := pods[0]
+	h.g.Expect(pod.Name).To(Equal("hello-1"))
+	h.g.Expect(pod.Spec.RestartPolicy).To(Equal(corev1.RestartPolicyNever))
+	h.g.Expect(pod.Spec.Containers[0].Command).To(Equal([]string{"/bin/sh", "-c", "echo hello"}))
+	h.g.Expect(pod.Spec.Containers[0].Image).To(Equal("busybox:1.37"))
+	h.g.Expect(metav1.IsControlledBy(&pod, at)).To(BeTrue(), "the At controls its Pod")
+	h.g.Expect(pod.ManagedFields).To(ContainElement(HaveField("Manager", cnatv1beta1.FieldManager)))
+
+	at = h.at("hello")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
+	h.g.Expect(at.Status.Attempts).To(Equal(int32(1)))
+	h.g.Expect(at.Status.PodName).To(Equal("hello-1"))
+	h.g.Expect(at.Status.StartTime.Time).To(BeTemporally("==", start.Add(time.Hour)))
+	h.g.Expect(condition(at, cnatv1beta1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
+	h.g.Expect(at.ManagedFields).To(ContainElement(And(
+		HaveField("Manager", cnatv1beta1.StatusFieldManager), HaveField("Subresource", "status"))))
+	h.g.Expect(h.events()).To(ConsistOf(ContainSubstring("Normal Started")))
+}
+
+func TestSucceedsWithExitCodeZero(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("ok", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "true"})
+	h.reconcile("ok")
+	h.runPod("ok-1")
+	h.reconcile("ok")
+	h.g.Expect(h.at("ok").Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
+
+	h.clock.Step(5 * time.Second)
+	h.finishPod("ok-1", 0)
+	h.reconcile("ok")
+
+	at := h.at("ok")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
+	h.g.Expect(at.Status.ExitCode).To(Equal(ptr.To[int32](0)))
+	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonCompleted))
+	h.g.Expect(at.Status.CompletionTime.Time).To(BeTemporally("==", start.Add(5*time.Second)))
+	for conditionType, want := range map[string]metav1.ConditionStatus{
+		cnatv1beta1.ConditionReady:     metav1.ConditionTrue,
+		cnatv1beta1.ConditionSucceeded: metav1.ConditionTrue,
+		cnatv1beta1.ConditionFailed:    metav1.ConditionFalse,
+	} {
+		c := condition(at, conditionType)
+		h.g.Expect(c).NotTo(BeNil(), conditionType)
+		h.g.Expect(c.Status).To(Equal(want), conditionType)
+		h.g.Expect(c.ObservedGeneration).To(Equal(at.Generation), conditionType)
+	}
+	h.g.Expect(condition(at, cnatv1beta1.ConditionReconciling)).To(BeNil())
+	h.g.Expect(condition(at, cnatv1beta1.ConditionStalled)).To(BeNil())
+	h.g.Expect(at.Status.ObservedGeneration).To(Equal(at.Generation))
+	h.g.Expect(h.events()).To(ContainElement(ContainSubstring("Normal Succeeded")))
+}
+
+func TestFailureRecordsExitCode(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("fails", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "exit 3"})
+	h.reconcile("fails")
+	h.finishPod("fails-1", 3)
+	h.reconcile("fails")
+
+	at := h.at("fails")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseFailed))
+	h.g.Expect(at.Status.ExitCode).To(Equal(ptr.To[int32](3)))
+	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonError))
+	h.g.Expect(at.Status.Message).To(ContainSubstring("exit code 3"))
+	h.g.Expect(condition(at, cnatv1beta1.ConditionFailed).Status).To(Equal(metav1.ConditionTrue))
+	h.g.Expect(condition(at, cnatv1beta1.ConditionSucceeded).Status).To(Equal(metav1.ConditionFalse))
+	h.g.Expect(condition(at, cnatv1beta1.ConditionStalled).Status).To(Equal(metav1.ConditionTrue))
+	h.g.Expect(condition(at, cnatv1beta1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
+	h.g.Expect(h.events()).To(ContainElement(ContainSubstring("Warning Failed")))
+	h.g.Expect(h.pods("fails")).To(HaveLen(1), "no retry with the default backoffLimit of 0")
+}
+
+func TestRetriesUpToBackoffLimit(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("flaky", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "exit 1", BackoffLimit: ptr.To[int32](2)})
+	h.reconcile("flaky")
+	h.finishPod("flaky-1", 1)
+
+	res := h.reconcile("flaky")
+	h.g.Expect(res.RequeueAfter).To(BeNumerically("~", 10*time.Second, time.Second), "first retry after 10s")
+	at := h.at("flaky")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
+	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonRetrying))
+	h.g.Expect(at.Status.ExitCode).To(Equal(ptr.To[int32](1)))
+	h.g.Expect(h.pods("flaky")).To(HaveLen(1), "no new Pod before the backoff")
+
+	h.clock.Step(10 * time.Second)
+	h.reconcile("flaky")
+	h.g.Expect(h.pods("flaky")).To(HaveLen(2))
+	h.g.Expect(h.at("flaky").Status.PodName).To(Equal("flaky-2"))
+	h.finishPod("flaky-2", 1)
+
+	res = h.reconcile("flaky")
+	h.g.Expect(res.RequeueAfter).To(BeNumerically("~", 20*time.Second, time.Second), "second retry after 20s")
+	h.clock.Step(20 * time.Second)
+	h.reconcile("flaky")
+	h.finishPod("flaky-3", 7)
+	h.reconcile("flaky")
+
+	at = h.at("flaky")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseFailed))
+	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonBackoffLimitExceeded))
+	h.g.Expect(at.Status.Attempts).To(Equal(int32(3)))
+	h.g.Expect(at.Status.ExitCode).To(Equal(ptr.To[int32](7)), "the last attempt's exit code")
+	h.g.Expect(h.pods("flaky")).To(HaveLen(3), "backoffLimit 2 means three attempts, no more")
+
+	h.clock.Step(time.Hour)
+	h.reconcile("flaky")
+	h.g.Expect(h.pods("flaky")).To(HaveLen(3))
+}
+
+func TestRetrySucceeds(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("second-time", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "x", BackoffLimit: ptr.To[int32](1)})
+	h.reconcile("second-time")
+	h.finishPod("second-time-1", 2)
+	h.reconcile("second-time")
+	h.clock.Step(10 * time.Second)
+	h.reconcile("second-time")
+	h.finishPod("second-time-2", 0)
+	h.reconcile("second-time")
+
+	at := h.at("second-time")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
+	h.g.Expect(at.Status.ExitCode).To(Equal(ptr.To[int32](0)))
+	h.g.Expect(at.Status.Attempts).To(Equal(int32(2)))
+}
+
+func TestMissedDeadline(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("late", cnatv1beta1.AtSpec{
+		Schedule: schedule(start.Add(-2 * time.Minute)), Command: "echo late", StartingDeadlineSeconds: ptr.To[int64](60),
+	})
+	h.reconcile("late")
+
+	at := h.at("late")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseMissed))
+	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonMissed))
+	h.g.Expect(condition(at, cnatv1beta1.ConditionStalled).Status).To(Equal(metav1.ConditionTrue))
+	h.g.Expect(condition(at, cnatv1beta1.ConditionSucceeded).Status).To(Equal(metav1.ConditionFalse))
+	h.g.Expect(h.pods("late")).To(BeEmpty())
+	h.g.Expect(h.events()).To(ContainElement(ContainSubstring("Warning Missed")))
+}
+
+func TestScheduleFarInThePast(t *testing.T) {
+	t.Run("without a deadline it runs at once", func(t *testing.T) {
+		h := newHarness(t)
+		h.createAt("book", cnatv1beta1.AtSpec{Schedule: "2019-04-12T10:12:00Z", Command: "echo YAY"})
+		h.reconcile("book")
+		h.g.Expect(h.pods("book")).To(HaveLen(1))
+		h.g.Expect(h.at("book").Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
+	})
+	t.Run("with a deadline it is missed", func(t *testing.T) {
+		h := newHarness(t)
+		h.createAt("book", cnatv1beta1.AtSpec{Schedule: "2019-04-12T10:12:00Z", Command: "echo YAY", StartingDeadlineSeconds: ptr.To[int64](3600)})
+		h.reconcile("book")
+		h.g.Expect(h.pods("book")).To(BeEmpty())
+		h.g.Expect(h.at("book").Status.Phase).To(Equal(cnatv1beta1.PhaseMissed))
+	})
+}
+
+func TestSuspendAndResume(t *testing.T) {
+	h := newHarness(t)
+	at := h.createAt("held", cnatv1beta1.AtSpec{Schedule: schedule(start.Add(time.Minute)), Command: "echo", Suspend: ptr.To(true)})
+	res := h.reconcile("held")
+	h.g.Expect(res.RequeueAfter).To(BeZero(), "a suspended At needs no timer: resuming it is an update")
+
+	h.clock.Step(2 * time.Minute)
+	h.reconcile("held")
+	h.g.Expect(h.pods("held")).To(BeEmpty(), "suspended past its time: nothing runs")
+	got := h.at("held")
+	h.g.Expect(got.Status.Phase).To(Equal(cnatv1beta1.PhasePending))
+	h.g.Expect(condition(got, cnatv1beta1.ConditionReady).Reason).To(Equal(cnatv1beta1.ReasonSuspended))
+
+	patch := client.MergeFrom(at.DeepCopy())
+	at.Spec.Suspend = ptr.To(false)
+	h.g.Expect(apiClient.Patch(h.ctx, at, patch)).To(Succeed())
+	h.reconcile("held")
+	h.g.Expect(h.pods("held")).To(HaveLen(1), "resumed: it runs, late but within no deadline")
+	h.g.Expect(h.at("held").Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
+}
+
+func TestResumedAfterDeadlineIsMissed(t *testing.T) {
+	h := newHarness(t)
+	at := h.createAt("held", cnatv1beta1.AtSpec{
+		Schedule: schedule(start), Command: "echo", Suspend: ptr.To(true), StartingDeadlineSeconds: ptr.To[int64](30),
+	})
+	h.reconcile("held")
+	h.clock.Step(time.Minute)
+	patch := client.MergeFrom(at.DeepCopy())
+	at.Spec.Suspend = nil
+	h.g.Expect(apiClient.Patch(h.ctx, at, patch)).To(Succeed())
+	h.reconcile("held")
+	h.g.Expect(h.pods("held")).To(BeEmpty())
+	h.g.Expect(h.at("held").Status.Phase).To(Equal(cnatv1beta1.PhaseMissed))
+}
+
+func TestPodDeletedWhileRunning(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("victim", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "sleep 600", BackoffLimit: ptr.To[int32](3)})
+	h.reconcile("victim")
+	h.runPod("victim-1")
+	h.reconcile("victim")
+
+	h.g.Expect(apiClient.Delete(h.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "victim-1", Namespace: h.ns}})).To(Succeed())
+	h.reconcile("victim")
+
+	at := h.at("victim")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseFailed))
+	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonPodDeleted))
+	h.g.Expect(condition(at, cnatv1beta1.ConditionFailed).Reason).To(Equal(cnatv1beta1.ReasonPodDeleted))
+	h.clock.Step(time.Hour)
+	h.reconcile("victim")
+	h.g.Expect(h.pods("victim")).To(BeEmpty(), "never silently re-run, even with retries left")
+}
+
+func TestRestartBetweenPodCreatedAndStatusWritten(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("crash", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo once"})
+
+	// The first controller creates the Pod, then dies before its status write.
+	crashing := h.newReconciler(interceptor.Funcs{
+		SubResourceApply: func(context.Context, client.Client, string, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+			return errors.New("controller stopped")
+		},
+	})
+	_, err := crashing.Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "crash"}})
+	h.g.Expect(err).To(MatchError(ContainSubstring("controller stopped")))
+	h.g.Expect(h.pods("crash")).To(HaveLen(1))
+	h.g.Expect(h.at("crash").Status.Attempts).To(BeZero(), "the status was never written")
+
+	// Its successor adopts the Pod rather than creating a second.
+	h.clock.Step(time.Second)
+	h.reconcile("crash")
+	h.g.Expect(h.pods("crash")).To(HaveLen(1))
+	at := h.at("crash")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
+	h.g.Expect(at.Status.Attempts).To(Equal(int32(1)))
+	h.g.Expect(at.Status.PodName).To(Equal("crash-1"))
+}
+
+func TestTwoReconcilersNeverCreateTwoPods(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("race", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo once"})
+	replicas := []*AtReconciler{h.newReconciler(interceptor.Funcs{}), h.newReconciler(interceptor.Funcs{})}
+
+	var wg sync.WaitGroup
+	errs := make([]error, len(replicas))
+	for i, r := range replicas {
+		wg.Go(func() {
+			_, errs[i] = r.Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "race"}})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		h.g.Expect(err).NotTo(HaveOccurred())
+	}
+	h.g.Expect(h.pods("race")).To(HaveLen(1))
+	h.g.Expect(h.at("race").Status.Attempts).To(Equal(int32(1)))
+}
+
+func TestSettledAtMakesNoWrites(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("waits", cnatv1beta1.AtSpec{Schedule: schedule(start.Add(time.Hour)), Command: "echo"})
+	h.createAt("done", cnatv1beta1.AtSpec{Schedule: schedule(start.Add(time.Minute)), Command: "echo"})
+
+	h.reconcile("waits")
+	h.reconcile("done")
+	h.clock.Step(time.Minute)
+	h.reconcile("done")
+	h.runPod("done-1")
+	h.reconcile("done")
+	h.finishPod("done-1", 0)
+	h.reconcile("done")
+	h.g.Expect(h.at("done").Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
+	h.g.Expect(h.writes.Load()).To(BeNumerically("<=", 5),
+		"a whole lifecycle (Pending, Pod, Running, Succeeded) is 4 writes, plus 1 for the other At's Pending")
+	h.events()
+
+	before := h.writes.Load()
+	for range 3 {
+		h.clock.Step(time.Second)
+		h.reconcile("waits")
+		h.reconcile("done")
+	}
+	h.g.Expect(h.writes.Load()-before).To(BeZero(), "settled Ats: no writes")
+	h.g.Expect(h.events()).To(BeEmpty(), "and no Events")
+}
+
+func TestTTLAfterFinishedDeletesTheAt(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("short-lived", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo", TTLSecondsAfterFinished: ptr.To[int32](60)})
+	h.reconcile("short-lived")
+	h.finishPod("short-lived-1", 0)
+	res := h.reconcile("short-lived")
+	h.g.Expect(res.RequeueAfter).To(BeNumerically("~", time.Minute, time.Second))
+	h.g.Expect(h.at("short-lived").Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
+
+	h.clock.Step(time.Minute)
+	h.reconcile("short-lived")
+	err := apiClient.Get(h.ctx, client.ObjectKey{Namespace: h.ns, Name: "short-lived"}, &cnatv1beta1.At{})
+	h.g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the At is gone after its TTL: %v", err)
+}
+
+func TestUnknownTimeZoneIsStalled(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("nowhere", cnatv1beta1.AtSpec{Schedule: "2026-11-21T09:00:00", TimeZone: ptr.To("Mars/Olympus_Mons"), Command: "echo"})
+	_, err := h.r.Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "nowhere"}})
+	h.g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeTrue(), "an invalid spec is not retried: %v", err)
+	at := h.at("nowhere")
+	h.g.Expect(condition(at, cnatv1beta1.ConditionStalled).Reason).To(Equal(cnatv1beta1.ReasonInvalidSpec))
+	h.g.Expect(condition(at, cnatv1beta1.ConditionStalled).Message).To(ContainSubstring("spec.timeZone"))
+	h.g.Expect(h.pods("nowhere")).To(BeEmpty())
+}
+
+func TestTimeZoneSchedule(t *testing.T) {
+	h := newHarness(t)
+	// 10:30 in Berlin on 21 November is 09:30 UTC, half an hour after start.
+	h.createAt("berlin", cnatv1beta1.AtSpec{Schedule: "2026-11-21T10:30", TimeZone: ptr.To("Europe/Berlin"), Command: "echo"})
+	res := h.reconcile("berlin")
+	h.g.Expect(res.RequeueAfter).To(BeNumerically("~", 30*time.Minute, time.Second))
+	h.g.Expect(h.at("berlin").Status.ScheduledTime.Time).To(BeTemporally("==", start.Add(30*time.Minute)))
+}
+
+func TestSpecIsImmutableOnceFired(t *testing.T) {
+	h := newHarness(t)
+	h.createAt("fixed", cnatv1beta1.AtSpec{Schedule: schedule(start.Add(time.Minute)), Command: "echo before"})
+	h.reconcile("fixed")
+
+	// Before it fires, the spec may change.
+	at := h.at("fixed")
+	at.Spec.Command = "echo changed"
+	h.g.Expect(apiClient.Update(h.ctx, at)).To(Succeed())
+
+	h.clock.Step(time.Minute)
+	h.reconcile("fixed")
+	for field, edit := range map[string]func(*cnatv1beta1.AtSpec){
+		"spec.command":                    func(s *cnatv1beta1.AtSpec) { s.Command = "echo after" },
+		"spec.schedule and spec.timeZone": func(s *cnatv1beta1.AtSpec) { s.Schedule = schedule(start.Add(time.Hour)) },
+		"spec.template": func(s *cnatv1beta1.AtSpec) {
+			s.Template = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "alpine"}}}}
+		},
+	} {
+		at := h.at("fixed")
+		edit(&at.Spec)
+		err := apiClient.Update(h.ctx, at)
+		h.g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: %v", field, err)
+		h.g.Expect(err.Error()).To(ContainSubstring(field + " cannot change once the At has fired"))
+		h.g.Expect(err.Error()).To(ContainSubstring(strings.Fields(field)[0]+": Forbidden"), "the error names the field")
+	}
+	// What does not change the run may still change.
+	at = h.at("fixed")
+	at.Spec.TTLSecondsAfterFinished = ptr.To[int32](10)
+	h.g.Expect(apiClient.Update(h.ctx, at)).To(Succeed())
+	h.g.Expect(h.pods("fixed")[0].Spec.Containers[0].Command).To(ContainElement("echo changed"))
+}
+
+func TestSchemaRefusesBadInput(t *testing.T) {
+	h := newHarness(t)
+	for name, spec := range map[string]cnatv1beta1.AtSpec{
+		"spec.schedule must be an RFC 3339 time with an offset":  {Schedule: "tomorrow 9am please", Command: "echo"},
+		"spec.schedule must be a wall-clock time without offset": {Schedule: "2026-11-21T09:00:00Z", TimeZone: ptr.To("Europe/Berlin"), Command: "echo"},
+		"spec.command or spec.template must be set":              {Schedule: schedule(start)},
+		"spec.backoffLimit":            {Schedule: schedule(start), Command: "echo", BackoffLimit: ptr.To[int32](-1)},
+		"spec.startingDeadlineSeconds": {Schedule: schedule(start), Command: "echo", StartingDeadlineSeconds: ptr.To[int64](-5)},
+		"spec.command: Too long":       {Schedule: schedule(start), Command: strings.Repeat("x", 40000)},
+	} {
+		at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{GenerateName: "bad-", Namespace: h.ns}, Spec: spec}
+		err := apiClient.Create(h.ctx, at)
+		h.g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: %v", name, err)
+		h.g.Expect(err.Error()).To(ContainSubstring(name))
+	}
+	long := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("a", 64), Namespace: h.ns}, Spec: cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo"}}
+	err := apiClient.Create(h.ctx, long)
+	h.g.Expect(err).To(MatchError(ContainSubstring("metadata.name must be at most 63 characters")))
+}

@@ -1,0 +1,90 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
+)
+
+// TestManagerRunsAnAtOnTime runs the controller as cnat-controller does:
+// in a manager, with the real clock, the filtered Pod cache and real Events.
+func TestManagerRunsAnAtOnTime(t *testing.T) {
+	h := newHarness(t)
+	mgr, err := ctrl.NewManager(testConfig, ctrl.Options{
+		Scheme:                 testScheme,
+		Cache:                  CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	h.g.Expect(err).NotTo(HaveOccurred())
+	registry := prometheus.NewRegistry()
+	r := &AtReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Clock:     clock.RealClock{},
+		Recorder:  mgr.GetEventRecorder(cnatv1beta1.FieldManager),
+		Pods:      apply.PodOptions{DefaultImage: "busybox:1.37"},
+		Metrics:   NewMetrics(registry, mgr.GetCache()),
+	}
+	h.g.Expect(r.SetupWithManager(mgr)).To(Succeed())
+	go func() { _ = mgr.Start(h.ctx) }()
+
+	// A Pod that is not cnat's stays out of the controller's cache.
+	foreign := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "foreign", Namespace: h.ns},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	h.g.Expect(apiClient.Create(h.ctx, foreign)).To(Succeed())
+
+	scheduled := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	h.createAt("soon", cnatv1beta1.AtSpec{Schedule: schedule(scheduled), Command: "echo soon"})
+
+	h.g.Eventually(func() cnatv1beta1.Phase { return h.at("soon").Status.Phase }).Should(Equal(cnatv1beta1.PhasePending))
+	h.g.Consistently(func() []corev1.Pod { return h.pods("soon") }, time.Until(scheduled)-300*time.Millisecond, 100*time.Millisecond).
+		Should(BeEmpty(), "not before its time")
+	h.g.Eventually(func() []corev1.Pod { return h.pods("soon") }, 5*time.Second, 50*time.Millisecond).Should(HaveLen(1))
+	pod := h.pods("soon")[0]
+	h.g.Expect(pod.CreationTimestamp.Time).To(BeTemporally(">=", scheduled))
+	h.g.Expect(pod.CreationTimestamp.Time).To(BeTemporally("<", scheduled.Add(2*time.Second)), "on time")
+
+	h.g.Eventually(func() cnatv1beta1.Phase { return h.at("soon").Status.Phase }).Should(Equal(cnatv1beta1.PhaseRunning))
+	h.finishPod(pod.Name, 0)
+	h.g.Eventually(func() cnatv1beta1.Phase { return h.at("soon").Status.Phase }).Should(Equal(cnatv1beta1.PhaseSucceeded))
+	h.g.Expect(h.at("soon").Status.ExitCode).To(Equal(ptr.To[int32](0)))
+
+	var cached corev1.PodList
+	h.g.Expect(mgr.GetCache().List(h.ctx, &cached, client.InNamespace(h.ns))).To(Succeed())
+	h.g.Expect(cached.Items).To(ConsistOf(HaveField("Name", pod.Name)), "only cnat's Pods are cached")
+
+	var events eventsv1.EventList
+	h.g.Eventually(func() []string {
+		h.g.Expect(apiClient.List(h.ctx, &events, client.InNamespace(h.ns))).To(Succeed())
+		var reasons []string
+		for _, e := range events.Items {
+			if e.Regarding.Name == "soon" {
+				reasons = append(reasons, e.Reason)
+			}
+		}
+		return reasons
+	}).Should(ContainElements("Scheduled", "Started", "Succeeded"))
+
+	h.g.Expect(testutil.CollectAndCount(r.Metrics.FiringLateness)).To(Equal(1))
+	h.g.Expect(testutil.ToFloat64(r.Metrics.Runs.WithLabelValues("Succeeded"))).To(Equal(1.0))
+	h.g.Expect(testutil.GatherAndCount(registry, "cnat_ats")).To(Equal(5), "one series per phase")
+}
