@@ -149,7 +149,12 @@ func applyRestrictedDefaults(spec *corev1ac.PodSpecApplyConfiguration, firstUses
 			sc.WithAllowPrivilegeEscalation(false)
 		}
 		if sc.Capabilities == nil {
-			sc.WithCapabilities(corev1ac.Capabilities().WithDrop(corev1.Capability("ALL")))
+			sc.WithCapabilities(corev1ac.Capabilities())
+		}
+		if len(sc.Capabilities.Drop) == 0 {
+			// Restricted allows adding back NET_BIND_SERVICE, never keeping
+			// the rest: a template that only adds still drops ALL.
+			sc.Capabilities.WithDrop(corev1.Capability("ALL"))
 		}
 	}
 	if firstUsesDefaultImage && psc.RunAsUser == nil && spec.Containers[0].SecurityContext.RunAsUser == nil {
