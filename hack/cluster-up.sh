@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Starts "cnat", the local development cluster: etcd, kube-apiserver,
+# kube-controller-manager and kube-scheduler run as processes from bin/, and
+# kwok simulates three nodes whose "kubelet" follows hack/kwok/stages.yaml.
+# Everything listens on 127.0.0.1; all state lives in .local/. Does nothing if
+# the cluster is already up, and creates it afresh if it exists but is not
+# healthy. Changes to hack/kwok/ take effect once the cluster is recreated:
+# hack/cluster-down.sh && hack/cluster-up.sh.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cluster=cnat
+nodes=3
+kubeconfig="${root}/.local/kubeconfig"
+export KWOK_WORKDIR="${root}/.local/kwok"
+export PATH="${root}/bin:${PATH}"
+
+for tool in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl; do
+  if [[ ! -x "${root}/bin/${tool}" ]]; then
+    echo "cluster-up: bin/${tool} missing: run make tools" >&2
+    exit 1
+  fi
+done
+
+usage() {
+  cat <<EOF
+cluster-up: use it with
+  export KUBECONFIG=\$PWD/.local/kubeconfig
+  kubectl get nodes
+EOF
+}
+
+# healthy succeeds if the cluster exists and kwokctl reports every component
+# (etcd, kube-apiserver, ...) Ready.
+healthy() {
+  local status
+  status="$(kwokctl --name "${cluster}" get components --output wide 2>/dev/null)" || return 1
+  awk 'NR > 1 && $2 != "Ready" { bad = 1 } END { exit bad || NR < 2 }' <<<"${status}"
+}
+
+if healthy; then
+  kwokctl --name "${cluster}" get kubeconfig >"${kubeconfig}"
+  echo "cluster-up: cluster ${cluster} is already up"
+  usage
+  exit 0
+fi
+
+# A cluster that exists but is not healthy, typically because its processes
+# were stopped, is created afresh: restarted in place, its nodes would stay
+# unmanaged until the leases of the previous kwok expired (200s by default).
+if [[ -d "${KWOK_WORKDIR}/clusters/${cluster}" ]]; then
+  echo "cluster-up: cluster ${cluster} is not healthy: recreating it"
+  "${root}/hack/cluster-down.sh"
+fi
+
+start=${SECONDS}
+# --kubeconfig= keeps kwokctl away from ~/.kube/config.
+kwokctl --name "${cluster}" \
+  --config "${root}/hack/kwok/kwokctl.yaml" \
+  --config "${root}/hack/kwok/stages.yaml" \
+  create cluster \
+  --kubeconfig= \
+  --etcd-binary "${root}/bin/etcd" \
+  --kube-apiserver-binary "${root}/bin/kube-apiserver" \
+  --kube-controller-manager-binary "${root}/bin/kube-controller-manager" \
+  --kube-scheduler-binary "${root}/bin/kube-scheduler" \
+  --kwok-controller-binary "${root}/bin/kwok" \
+  --wait 2m
+kwokctl --name "${cluster}" get kubeconfig >"${kubeconfig}"
+
+kwokctl --name "${cluster}" scale node --replicas "${nodes}"
+export KUBECONFIG="${kubeconfig}"
+kubectl wait --for=condition=Ready nodes --all --timeout=2m
+# Pods can only be created once the controller manager has created the
+# namespace's default ServiceAccount.
+kubectl wait --for=create serviceaccount/default --namespace default --timeout=2m
+
+echo "cluster-up: cluster ${cluster} is up with ${nodes} nodes ($((SECONDS - start))s)"
+usage

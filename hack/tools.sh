@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Builds the command-line tools the project develops against from source into
+# bin/: the Kubernetes control plane, etcd and kwok. Each tool is pinned by a Go
+# module under hack/tools/<module>/; bin/.<name>.stamp records the pin a binary
+# was built from, so a binary is only rebuilt when its pin changes.
+#
+# Usage: hack/tools.sh [name...]
+# Without names it builds the default set; kubelet is only built when named.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${root}/bin"
+
+default_tools=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl)
+
+# module_of prints the tools module (a directory under hack/tools/) that pins
+# a tool; package_of prints the tool's main package.
+module_of() {
+  case "$1" in
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet) echo kubernetes ;;
+    etcd) echo etcd ;;
+    kwok | kwokctl) echo kwok ;;
+    *) return 1 ;;
+  esac
+}
+
+package_of() {
+  case "$1" in
+    etcd) echo go.etcd.io/etcd/server/v3 ;;
+    kwok | kwokctl) echo "sigs.k8s.io/kwok/cmd/$1" ;;
+    *) echo "k8s.io/kubernetes/cmd/$1" ;;
+  esac
+}
+
+# pinned_module prints the module whose version a tools module pins.
+pinned_module() {
+  case "$1" in
+    kubernetes) echo k8s.io/kubernetes ;;
+    etcd) echo go.etcd.io/etcd/server/v3 ;;
+    kwok) echo sigs.k8s.io/kwok ;;
+  esac
+}
+
+# ldflags prints the linker flags for a tools module at a version, stamping
+# the version the way the upstream release builds do.
+ldflags() {
+  local module="$1" version="$2"
+  local flags="-s -w"
+  case "${module}" in
+    kubernetes)
+      local major minor pkg
+      IFS=. read -r major minor _ <<<"${version#v}"
+      for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+        flags+=" -X ${pkg}.gitVersion=${version} -X ${pkg}.gitMajor=${major}"
+        flags+=" -X ${pkg}.gitMinor=${minor} -X ${pkg}.gitTreeState=clean"
+      done
+      ;;
+    kwok)
+      flags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=${version}"
+      ;;
+  esac
+  echo "${flags}"
+}
+
+if [[ $# -gt 0 ]]; then
+  tools=("$@")
+else
+  tools=("${default_tools[@]}")
+fi
+for name in "${tools[@]}"; do
+  if ! module_of "${name}" >/dev/null; then
+    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet)" >&2
+    exit 2
+  fi
+done
+
+mkdir -p "${bin}"
+staging=""
+trap '[[ -z "${staging}" ]] || rm -rf "${staging}"' EXIT
+
+# Static binaries, as the upstream releases build them; no C toolchain needed.
+# GOWORK=off keeps a go.work elsewhere in the tree out of the tools modules.
+export GOWORK=off CGO_ENABLED=0
+
+for module in kubernetes etcd kwok; do
+  wanted=()
+  for name in "${tools[@]}"; do
+    if [[ "$(module_of "${name}")" == "${module}" ]]; then
+      wanted+=("${name}")
+    fi
+  done
+  if [[ ${#wanted[@]} -eq 0 ]]; then
+    continue
+  fi
+
+  dir="${root}/hack/tools/${module}"
+  version="$(cd "${dir}" && go list -m -f '{{.Version}}' "$(pinned_module "${module}")")"
+  flags="$(ldflags "${module}" "${version}")"
+  # The stamp changes whenever the pin, any dependency or the flags change.
+  stamp="${version} $(cat "${dir}/go.mod" "${dir}/go.sum" - <<<"${flags}" | sha256sum | cut -d' ' -f1)"
+
+  build=()
+  for name in "${wanted[@]}"; do
+    if [[ -x "${bin}/${name}" && "$(cat "${bin}/.${name}.stamp" 2>/dev/null)" == "${stamp}" ]]; then
+      echo "tools: ${name} ${version} (cached)"
+    else
+      build+=("${name}")
+    fi
+  done
+  if [[ ${#build[@]} -eq 0 ]]; then
+    continue
+  fi
+
+  packages=()
+  for name in "${build[@]}"; do
+    packages+=("$(package_of "${name}")")
+  done
+  # Build into a staging directory and rename into place, so that a binary a
+  # running cluster executes is replaced rather than overwritten.
+  staging="$(mktemp -d "${bin}/.build.XXXXXX")"
+  # With several packages go build names each binary after its package; a
+  # single package (etcd's is go.etcd.io/etcd/server/v3) gets an explicit name.
+  output="${staging}/"
+  if [[ ${#build[@]} -eq 1 ]]; then
+    output="${staging}/${build[0]}"
+  fi
+  start=${SECONDS}
+  (cd "${dir}" && go build -trimpath -ldflags "${flags}" -o "${output}" "${packages[@]}")
+  for name in "${build[@]}"; do
+    mv -f "${staging}/${name}" "${bin}/${name}"
+    echo "${stamp}" >"${bin}/.${name}.stamp"
+    echo "tools: ${name} ${version} (built in $((SECONDS - start))s)"
+  done
+  rm -rf "${staging}"
+  staging=""
+done
