@@ -20,6 +20,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 
 CRD_DIR := kustomize/base/crd/bases
 RBAC_DIR := kustomize/base/rbac
+WEBHOOK_DIR := kustomize/base/webhook
 
 ##@ General
 
@@ -30,10 +31,11 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: ## Generate the CRD and RBAC manifests from the API types and markers.
+manifests: ## Generate the CRD, RBAC and webhook manifests from the API types and markers.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_DIR)
 	go run ./hack/crd-trim $(CRD_DIR)/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=cnat-manager-role paths=./internal/... paths=./cmd/... output:rbac:artifacts:config=$(RBAC_DIR)
+	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=$(WEBHOOK_DIR)
 
 .PHONY: generate
 generate: ## Generate deepcopy functions and apply configurations.

@@ -20,7 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
 	"github.com/programming-kubernetes/cnat/internal/controller"
@@ -40,6 +42,7 @@ type options struct {
 	leaderElectionNamespace string
 	gracefulShutdown        time.Duration
 	pods                    apply.PodOptions
+	webhooks                webhookOptions
 	zap                     zap.Options
 }
 
@@ -54,6 +57,7 @@ func parseFlags() options {
 	flag.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to let running reconciles finish on shutdown.")
 	flag.StringVar(&o.pods.DefaultImage, "default-image", "busybox:1.37", "Image that runs spec.command when an At names none. It must provide /bin/sh.")
 	flag.StringVar((*string)(&o.pods.ImagePullPolicy), "image-pull-policy", "", "Pull policy for containers of At Pods that set none (Always, IfNotPresent, Never; empty: the Kubernetes default).")
+	o.webhooks.bindFlags(flag.CommandLine)
 	o.zap.Development = false
 	o.zap.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -87,6 +91,10 @@ func run(o options) error {
 	if err := cnatv1beta1.AddToScheme(scheme); err != nil {
 		return err
 	}
+	// The book's version, for the conversion webhook.
+	if err := cnatv1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
 
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), managerOptions(o, scheme))
 	if err != nil {
@@ -96,6 +104,9 @@ func run(o options) error {
 		return err
 	}
 	if err := setupControllers(mgr, o); err != nil {
+		return err
+	}
+	if err := setupWebhooks(mgr, o); err != nil {
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("Starting manager")
@@ -123,6 +134,11 @@ func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       &o.gracefulShutdown,
 		Cache:                         controller.CacheOptions(),
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Port:    o.webhooks.port,
+			CertDir: o.webhooks.certDir,
+			TLSOpts: tlsOpts,
+		}),
 	}
 }
 

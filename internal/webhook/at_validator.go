@@ -1,0 +1,143 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/scheduler"
+)
+
+// +kubebuilder:webhook:path=/validate-cnat-programming-kubernetes-info-v1beta1-at,mutating=false,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=vat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent
+
+// +kubebuilder:rbac:groups="",resources=pods,verbs=create
+
+// AtValidator refuses what the CRD's schema and CEL rules cannot: a
+// schedule that matches the pattern but is no real time (2026-02-30), an
+// unknown time zone, a template the API server would not take as a Pod —
+// and, as the confused-deputy guard, an At from a user who may not create
+// Pods in its namespace. The API server calls it for both versions
+// (matchPolicy Equivalent converts v1alpha1 requests to v1beta1 first).
+type AtValidator struct {
+	// Client creates SubjectAccessReviews and dry-run Pods.
+	Client client.Client
+	// Pods are the controller's Pod settings, to render the Pod as it will be.
+	Pods apply.PodOptions
+	// PodCreateGuard refuses an At from a user who may not create Pods in its
+	// namespace.
+	PodCreateGuard bool
+}
+
+// ValidateCreate validates a new At.
+func (v *AtValidator) ValidateCreate(ctx context.Context, at *cnatv1beta1.At) (admission.Warnings, error) {
+	return v.validate(ctx, at)
+}
+
+// ValidateUpdate validates a changed At. Only a spec change is validated
+// again (and checked against the guard): labels, annotations and status
+// never start anything.
+func (v *AtValidator) ValidateUpdate(ctx context.Context, old, at *cnatv1beta1.At) (admission.Warnings, error) {
+	if apiequality.Semantic.DeepEqual(old.Spec, at.Spec) {
+		return nil, nil
+	}
+	if errs := validateImmutableOnceFired(old, at); len(errs) > 0 {
+		return nil, invalid(at, errs)
+	}
+	return v.validate(ctx, at)
+}
+
+// ValidateDelete allows every deletion.
+func (v *AtValidator) ValidateDelete(context.Context, *cnatv1beta1.At) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (v *AtValidator) validate(ctx context.Context, at *cnatv1beta1.At) (admission.Warnings, error) {
+	if v.PodCreateGuard {
+		if err := v.guardPodCreate(ctx, at); err != nil {
+			return nil, err
+		}
+	}
+	if errs := validateAt(at); len(errs) > 0 {
+		return nil, invalid(at, errs)
+	}
+	return v.dryRunPod(ctx, at)
+}
+
+// validateAt checks what the schema cannot: the schedule and time zone
+// against the time-zone database, the name against the label and Pod name
+// limits, the template against what a Pod of cnat's must be.
+func validateAt(at *cnatv1beta1.At) field.ErrorList {
+	var errs field.ErrorList
+	if len(at.Name) > validation.LabelValueMaxLength {
+		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), at.Name, validation.LabelValueMaxLength))
+	}
+	spec := field.NewPath("spec")
+	if _, err := scheduler.ParseSchedule(at.Spec.Schedule, ptr.Deref(at.Spec.TimeZone, "")); err != nil {
+		var se *scheduler.ScheduleError
+		if !errors.As(err, &se) {
+			return append(errs, field.Invalid(spec.Child("schedule"), at.Spec.Schedule, err.Error()))
+		}
+		errs = append(errs, field.Invalid(fieldPath(se.Field), se.Value, se.Detail))
+	}
+	if at.Spec.Command == "" && at.Spec.Template == nil {
+		errs = append(errs, field.Required(spec.Child("command"), "spec.command or spec.template must be set: a shell line to run with /bin/sh -c, or a Pod template whose first container is run"))
+	}
+	if t := at.Spec.Template; t != nil {
+		podSpec := spec.Child("template", "spec")
+		if len(t.Spec.Containers) == 0 {
+			errs = append(errs, field.Required(podSpec.Child("containers"), "the first container runs the command"))
+		}
+		switch t.Spec.RestartPolicy {
+		case "", corev1.RestartPolicyNever:
+		default:
+			errs = append(errs, field.NotSupported(podSpec.Child("restartPolicy"), t.Spec.RestartPolicy, []corev1.RestartPolicy{corev1.RestartPolicyNever}))
+		}
+	}
+	return errs
+}
+
+// validateImmutableOnceFired repeats the CEL rule for the fields that define
+// the run: the CRD stays safe without the webhook, and the webhook says it
+// the same way.
+func validateImmutableOnceFired(old, at *cnatv1beta1.At) field.ErrorList {
+	if old.Status.Attempts == 0 {
+		return nil
+	}
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	forbid := func(name string, changed bool) {
+		if changed {
+			errs = append(errs, field.Forbidden(spec.Child(name), fmt.Sprintf("spec.%s cannot change once the At has fired", name)))
+		}
+	}
+	forbid("schedule", old.Spec.Schedule != at.Spec.Schedule)
+	forbid("timeZone", ptr.Deref(old.Spec.TimeZone, "") != ptr.Deref(at.Spec.TimeZone, ""))
+	forbid("command", old.Spec.Command != at.Spec.Command)
+	forbid("template", !apiequality.Semantic.DeepEqual(old.Spec.Template, at.Spec.Template))
+	return errs
+}
+
+// fieldPath turns "spec.timeZone" into a field path.
+func fieldPath(dotted string) *field.Path {
+	switch dotted {
+	case scheduler.FieldTimeZone:
+		return field.NewPath("spec", "timeZone")
+	default:
+		return field.NewPath("spec", "schedule")
+	}
+}
+
+func invalid(at *cnatv1beta1.At, errs field.ErrorList) error {
+	return apierrors.NewInvalid(cnatv1beta1.GroupVersion.WithKind("At").GroupKind(), at.Name, errs)
+}

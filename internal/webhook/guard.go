@@ -1,0 +1,56 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// guardPodCreate is the confused-deputy guard. The controller creates an
+// At's Pod with its own rights; without this check, a user allowed to
+// create Ats but not Pods would get a Pod through cnat. It asks the API
+// server, by a SubjectAccessReview for the requesting user, groups and
+// extra attributes, whether that user may create Pods in the At's
+// namespace, and refuses the At if not.
+func (v *AtValidator) guardPodCreate(ctx context.Context, at *cnatv1beta1.At) error {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("reading the admission request: %w", err))
+	}
+	user := req.UserInfo
+	extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
+	for k, v := range user.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	namespace := req.Namespace
+	if namespace == "" {
+		namespace = at.Namespace
+	}
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   user.Username,
+		Groups: user.Groups,
+		UID:    user.UID,
+		Extra:  extra,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: namespace,
+			Verb:      "create",
+			Resource:  "pods",
+		},
+	}}
+	if err := v.Client.Create(ctx, review); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("asking whether %s may create Pods in namespace %s: %w", user.Username, namespace, err))
+	}
+	if review.Status.Allowed {
+		return nil
+	}
+	return apierrors.NewForbidden(cnatv1beta1.GroupVersion.WithResource("ats").GroupResource(), at.Name, fmt.Errorf(
+		"user %q may not create Pods in namespace %q, and an At runs its command in a Pod that cnat creates on the user's behalf: ask for the right to create Pods there",
+		user.Username, namespace))
+}
