@@ -64,15 +64,17 @@ test: verify test-unit test-integration ## Everything CI runs.
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure logic, no API server.
-	go test ./internal/scheduler/... ./internal/apply/... ./api/...
+	go test ./api/... ./internal/scheduler/... ./internal/apply/... ./internal/certs/...
 
 .PHONY: test-integration
-test-integration: tools ## Integration tests: the real reconciler against a real API server (envtest).
-	go test ./internal/controller/... -count=1
+test-integration: tools ## Integration tests: the real reconciler and webhooks against a real API server (envtest).
+	go test ./internal/controller/... ./internal/webhook/... -count=1
 
 .PHONY: fuzz
-fuzz: ## Fuzz the schedule parser for a minute.
+fuzz: ## Fuzz the schedule parser and both conversion round trips, a minute each.
 	go test ./internal/scheduler -run='^$$' -fuzz=FuzzParseSchedule -fuzztime=60s
+	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzHubRoundTrip -fuzztime=60s
+	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzSpokeRoundTrip -fuzztime=60s
 
 ##@ Local cluster
 
@@ -89,8 +91,9 @@ cluster-down: ## Remove the embedded local cluster.
 	hack/cluster-down.sh
 
 .PHONY: install
-install: cluster ## Install the CRD and RBAC into the local cluster.
+install: cluster ## Install the local overlay (CRD, RBAC, webhook configurations) into the local cluster.
 	kubectl --kubeconfig $(LOCAL_KUBECONFIG) apply --server-side -k kustomize/overlays/local
+	kubectl --kubeconfig $(LOCAL_KUBECONFIG) wait --for=condition=Established crd/ats.cnat.programming-kubernetes.info
 
 .PHONY: run
 run: install build ## Run cnat on the local cluster with a sample At a few seconds ahead.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The newcomer's first run (make run): against the local cluster that
-# `make install` set up, creates a sample At ten seconds ahead, shows it
-# change as it goes, and runs the controller in the foreground. Ctrl-C stops
-# both.
+# The newcomer's first run (make run): runs the controller on the host
+# against the local cluster that `make install` set up, its webhooks served
+# at https://localhost:9443 (the local overlay points the API server there),
+# then creates a sample At ten seconds ahead and shows it change as it runs.
+# The controller stays in the foreground; Ctrl-C stops it.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,6 +14,28 @@ if [[ ! -f "${KUBECONFIG}" ]]; then
   echo "run-local: ${KUBECONFIG} missing: run make cluster" >&2
   exit 1
 fi
+
+echo "run-local: starting the controller (Ctrl-C stops it)"
+"${root}/bin/cnat-controller" \
+  --metrics-bind-address=127.0.0.1:8443 \
+  --health-probe-bind-address=127.0.0.1:8081 \
+  --webhook-dns-name=localhost \
+  --webhook-cert-dir="${root}/.local/webhook-certs" \
+  --webhook-cert-from-secret \
+  --zap-encoder=console &
+controller=$!
+watcher=""
+trap 'kill ${watcher} "${controller}" 2>/dev/null || true; wait "${controller}" 2>/dev/null || true' EXIT INT TERM
+
+# Ready means the webhook certificate is in place and the webhooks serve.
+for _ in $(seq 1 120); do
+  if curl -fsS http://127.0.0.1:8081/readyz >/dev/null 2>&1; then break; fi
+  if ! kill -0 "${controller}" 2>/dev/null; then
+    echo "run-local: the controller exited" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
 
 schedule="$(date -u -d '+10 seconds' +%Y-%m-%dT%H:%M:%SZ)"
 kubectl delete at hello --ignore-not-found --wait=true >/dev/null
@@ -28,18 +51,10 @@ spec:
 YAML
 
 cat <<EOF
-run-local: the At "hello" runs at ${schedule}. Watch it here, or in another shell:
+run-local: the At "hello" runs at ${schedule}. It is watched below; in another shell:
   export KUBECONFIG=${KUBECONFIG}
-  kubectl get ats -w -o wide
-run-local: starting the controller (Ctrl-C stops it)
+  kubectl get ats -o wide -w
 EOF
-
-# Show the At's transitions between the controller's log lines.
 kubectl get at hello --watch --output wide &
 watcher=$!
-trap 'kill "${watcher}" 2>/dev/null || true' EXIT
-
-"${root}/bin/cnat-controller" \
-  --metrics-bind-address=127.0.0.1:8443 \
-  --health-probe-bind-address=127.0.0.1:8081 \
-  --zap-encoder=console
+wait "${controller}"

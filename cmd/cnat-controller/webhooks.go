@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/certs"
 	cnatwebhook "github.com/programming-kubernetes/cnat/internal/webhook"
 )
 
@@ -36,6 +38,7 @@ type webhookOptions struct {
 	secret         string
 	namespace      string
 	dnsName        string
+	secretToFiles  bool
 	podCreateGuard bool
 }
 
@@ -51,6 +54,7 @@ func (w *webhookOptions) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&w.secret, "webhook-secret", "cnat-webhook-server-cert", "Secret that holds the generated webhook certificate, in --webhook-secret-namespace.")
 	fs.StringVar(&w.namespace, "webhook-secret-namespace", namespace, "Namespace of --webhook-secret (default: $POD_NAMESPACE, else cnat-system).")
 	fs.StringVar(&w.dnsName, "webhook-dns-name", "cnat-webhook-service.cnat-system.svc", "DNS name the API server calls the webhooks by, for the generated certificate.")
+	fs.BoolVar(&w.secretToFiles, "webhook-cert-from-secret", false, "Copy the rotated certificate from --webhook-secret into --webhook-cert-dir, as a Secret volume would in a Pod: for a controller run outside the cluster.")
 	fs.BoolVar(&w.podCreateGuard, "pod-create-guard", true, "Refuse an At from a user who may not create Pods in its namespace (the confused-deputy guard).")
 }
 
@@ -79,6 +83,17 @@ func setupWebhooks(mgr ctrl.Manager, o options) error {
 		})
 		if err != nil {
 			return fmt.Errorf("setting up certificate rotation: %w", err)
+		}
+		if o.webhooks.secretToFiles {
+			err := mgr.Add(&certs.SecretFiles{
+				Reader:   mgr.GetAPIReader(),
+				Secret:   types.NamespacedName{Namespace: o.webhooks.namespace, Name: o.webhooks.secret},
+				Dir:      o.webhooks.certDir,
+				Interval: 10 * time.Second,
+			})
+			if err != nil {
+				return fmt.Errorf("setting up the certificate files: %w", err)
+			}
 		}
 	} else {
 		close(certsReady)
