@@ -101,6 +101,13 @@ run: install build ## Run cnat on the local cluster with a sample At a few secon
 
 ##@ Build
 
+# The controller image for the kind e2e (kustomize/overlays/kind expects this name).
+IMG ?= cnat-controller:e2e
+
 .PHONY: build
 build: ## Build the controller into bin/.
 	go build -o $(BIN)/cnat-controller ./cmd/cnat-controller
+
+.PHONY: docker-build
+docker-build: ## Build the controller image (needs a Docker engine).
+	docker build -t $(IMG) .
