@@ -50,25 +50,41 @@ fmt: ## Format the Go code.
 vet: ## Run go vet.
 	go vet ./...
 
+.PHONY: lint
+lint: ## Run golangci-lint (.golangci.yml).
+	hack/tools.sh golangci-lint >/dev/null
+	$(BIN)/golangci-lint run ./...
+
 .PHONY: verify
-verify: manifests generate ## Fail when generated files are stale or the code is not gofmt-clean.
+verify: manifests generate ## Fail when generated files are stale, the code is not gofmt-clean, or workflows or kind-config.yaml are wrong.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- api kustomize || { echo "Generated files are stale: run 'make manifests generate' and commit the result"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- api kustomize)" || { echo "Generated files are not committed:"; git status --porcelain -- api kustomize; exit 1; }
+	go mod tidy -diff
 	go vet ./...
+	hack/tools.sh actionlint >/dev/null
+	$(BIN)/actionlint .github/workflows/*.yaml
 
 ##@ Test
 
 .PHONY: test
-test: verify test-unit test-integration ## Everything CI runs.
+test: verify lint test-unit test-integration e2e ## Everything CI runs.
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure logic, no API server.
 	go test ./api/... ./internal/scheduler/... ./internal/apply/... ./internal/certs/...
 
 .PHONY: test-integration
-test-integration: tools ## Integration tests: the real reconciler and webhooks against a real API server (envtest).
-	go test ./internal/controller/... ./internal/webhook/... -count=1
+test-integration: tools ## Integration tests against a real API server (envtest): reconciler, webhooks, cnatctl.
+	go test ./internal/controller/... ./internal/webhook/... ./internal/manifests/... ./internal/cli/... -count=1
+
+.PHONY: e2e
+e2e: cluster build ## The end-to-end suite (e2e/) on the local cluster, the controller running as its ServiceAccount.
+	hack/e2e-local.sh
+
+.PHONY: e2e-kind
+e2e-kind: ## The end-to-end suite on kind (needs Docker and kind; what GitHub Actions runs).
+	hack/e2e-kind.sh
 
 .PHONY: fuzz
 fuzz: ## Fuzz the schedule parser and both conversion round trips, a minute each.
@@ -91,12 +107,11 @@ cluster-down: ## Remove the embedded local cluster.
 	hack/cluster-down.sh
 
 .PHONY: install
-install: cluster ## Install the local overlay (CRD, RBAC, webhook configurations) into the local cluster.
-	kubectl --kubeconfig $(LOCAL_KUBECONFIG) apply --server-side -k kustomize/overlays/local
-	kubectl --kubeconfig $(LOCAL_KUBECONFIG) wait --for=condition=Established crd/ats.cnat.programming-kubernetes.info
+install: cluster build ## Install the local overlay (CRD, RBAC, webhook configurations) into the local cluster with cnatctl.
+	$(BIN)/cnatctl --kubeconfig $(LOCAL_KUBECONFIG) apply -k kustomize/overlays/local --prune
 
 .PHONY: run
-run: install build ## Run cnat on the local cluster with a sample At a few seconds ahead.
+run: install ## Run cnat on the local cluster with a sample At a few seconds ahead.
 	hack/run-local.sh
 
 ##@ Build
@@ -105,8 +120,10 @@ run: install build ## Run cnat on the local cluster with a sample At a few secon
 IMG ?= cnat-controller:e2e
 
 .PHONY: build
-build: ## Build the controller into bin/.
+build: ## Build the controller and cnatctl (also as the kubectl plugin kubectl-cnat) into bin/.
 	go build -o $(BIN)/cnat-controller ./cmd/cnat-controller
+	go build -o $(BIN)/cnatctl ./cmd/cnatctl
+	ln -sf cnatctl $(BIN)/kubectl-cnat
 
 .PHONY: docker-build
 docker-build: ## Build the controller image (needs a Docker engine).

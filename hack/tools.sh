@@ -20,6 +20,8 @@ module_of() {
     kube-apiserver | kube-controller-manager | kube-scheduler | kubectl | kubelet) echo kubernetes ;;
     etcd) echo etcd ;;
     kwok | kwokctl) echo kwok ;;
+    golangci-lint) echo golangci-lint ;;
+    actionlint) echo actionlint ;;
     *) return 1 ;;
   esac
 }
@@ -28,6 +30,8 @@ package_of() {
   case "$1" in
     etcd) echo go.etcd.io/etcd/server/v3 ;;
     kwok | kwokctl) echo "sigs.k8s.io/kwok/cmd/$1" ;;
+    golangci-lint) echo github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
+    actionlint) echo github.com/rhysd/actionlint/cmd/actionlint ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -38,6 +42,8 @@ pinned_module() {
     kubernetes) echo k8s.io/kubernetes ;;
     etcd) echo go.etcd.io/etcd/server/v3 ;;
     kwok) echo sigs.k8s.io/kwok ;;
+    golangci-lint) echo github.com/golangci/golangci-lint/v2 ;;
+    actionlint) echo github.com/rhysd/actionlint ;;
   esac
 }
 
@@ -69,7 +75,7 @@ else
 fi
 for name in "${tools[@]}"; do
   if ! module_of "${name}" >/dev/null; then
-    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet)" >&2
+    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint)" >&2
     exit 2
   fi
 done
@@ -82,7 +88,7 @@ trap '[[ -z "${staging}" ]] || rm -rf "${staging}"' EXIT
 # GOWORK=off keeps a go.work elsewhere in the tree out of the tools modules.
 export GOWORK=off CGO_ENABLED=0
 
-for module in kubernetes etcd kwok; do
+for module in kubernetes etcd kwok golangci-lint actionlint; do
   wanted=()
   for name in "${tools[@]}"; do
     if [[ "$(module_of "${name}")" == "${module}" ]]; then

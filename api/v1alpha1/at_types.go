@@ -95,7 +95,3 @@ type AtList struct {
 	metav1.ListMeta `json:"metadata,omitzero"`
 	Items           []At `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&At{}, &AtList{})
-}

@@ -230,8 +230,7 @@ func TestUnchangedExtracted(t *testing.T) {
 		APIVersion:  cnatv1beta1.GroupVersion.String(),
 		FieldsType:  "FieldsV1",
 		Subresource: "status",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(
-			`{"f:status":{"f:phase":{},"f:podName":{},"f:startTime":{}}}`)},
+		FieldsV1:    metav1.NewFieldsV1(`{"f:status":{"f:phase":{},"f:podName":{},"f:startTime":{}}}`),
 	}}
 	owned, err := atac.ExtractAtStatus(live, cnatv1beta1.StatusFieldManager)
 	if err != nil {

@@ -196,7 +196,8 @@ func isTimeZoneName(name string) bool {
 		}
 		for i := 0; i < len(part); i++ {
 			c := part[i]
-			if !isDigit(c) && !('a' <= c && c <= 'z') && !('A' <= c && c <= 'Z') && !strings.ContainsRune("._-+", rune(c)) {
+			letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+			if !letter && !isDigit(c) && !strings.ContainsRune("._-+", rune(c)) {
 				return false
 			}
 		}

@@ -1,0 +1,16 @@
+// Package e2e is cnat's end-to-end suite: it drives a real cluster, given
+// by KUBECONFIG, on which cnat is deployed from a Kustomize overlay, and
+// asserts what a user sees — phase, conditions, exit code, Events, Pods.
+//
+// It runs unchanged on the embedded local cluster (make e2e: kwok nodes,
+// the controller on the host with its ServiceAccount's token) and on kind
+// (make e2e-kind: real nodes, the controller in-cluster). The Pods it
+// creates carry both a real command and the annotations with which the
+// local cluster's simulated kubelet imitates that command, so each
+// scenario means the same on both.
+//
+// Build tag: e2e. Environment:
+//
+//	KUBECONFIG                  the cluster (required)
+//	CNAT_E2E_CONTROLLER_LOG     a file with the controller's log, printed when a test fails
+package e2e

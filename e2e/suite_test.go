@@ -1,0 +1,168 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/yaml"
+
+	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// Annotations with which the local cluster's simulated kubelet imitates a
+// command (hack/kwok/stages.yaml). A real kubelet ignores them and runs the
+// command.
+const (
+	simulateExitCode = "cnat.programming-kubernetes.info/simulate-exit-code"
+	simulateDuration = "cnat.programming-kubernetes.info/simulate-duration"
+)
+
+var (
+	scheme     = runtime.NewScheme()
+	restConfig *rest.Config
+	// admin acts with the kubeconfig's identity (a cluster administrator).
+	admin client.Client
+)
+
+func TestMain(m *testing.M) {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, cnatv1beta1.AddToScheme, cnatv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			panic(err)
+		}
+	}
+	var err error
+	if restConfig, err = config.GetConfig(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: no cluster (set KUBECONFIG): %v\n", err)
+		os.Exit(1)
+	}
+	if admin, err = client.New(restConfig, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// testNamespace creates a namespace that enforces the restricted Pod
+// Security level, as a careful platform team would, and removes it after
+// the test. When the test failed, it first prints what a user would look
+// at: the Ats, their Pods, the Events, the controller's log.
+func testNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "e2e-",
+		Labels: map[string]string{
+			"pod-security.kubernetes.io/enforce":         "restricted",
+			"pod-security.kubernetes.io/enforce-version": "latest",
+		},
+	}}
+	NewWithT(t).Expect(admin.Create(context.Background(), ns)).To(Succeed())
+	t.Cleanup(func() {
+		if t.Failed() {
+			dump(t, ns.Name)
+		}
+		_ = admin.Delete(context.Background(), ns)
+	})
+	return ns.Name
+}
+
+func dump(t *testing.T, namespace string) {
+	ctx := context.Background()
+	var ats cnatv1beta1.AtList
+	if err := admin.List(ctx, &ats, client.InNamespace(namespace)); err == nil {
+		for i := range ats.Items {
+			ats.Items[i].ManagedFields = nil
+			out, _ := yaml.Marshal(&ats.Items[i])
+			t.Logf("At %s:\n%s", ats.Items[i].Name, out)
+		}
+	}
+	var pods corev1.PodList
+	if err := admin.List(ctx, &pods, client.InNamespace(namespace)); err == nil {
+		for _, p := range pods.Items {
+			t.Logf("Pod %s: phase %s, %s", p.Name, p.Status.Phase, p.Status.Message)
+		}
+	}
+	var events eventsv1.EventList
+	if err := admin.List(ctx, &events, client.InNamespace(namespace)); err == nil {
+		for _, e := range events.Items {
+			t.Logf("Event %s/%s: %s %s: %s", e.Regarding.Kind, e.Regarding.Name, e.Type, e.Reason, e.Note)
+		}
+	}
+	if path := os.Getenv("CNAT_E2E_CONTROLLER_LOG"); path != "" {
+		if data, err := os.ReadFile(path); err == nil {
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			t.Logf("controller log (last 40 lines of %s):\n%s", path, strings.Join(lines[max(0, len(lines)-40):], "\n"))
+		}
+	}
+}
+
+// runs returns an At that runs script in a Pod and, on the simulated
+// kubelet, ends with exitCode after duration.
+func runs(namespace, name, schedule, script string, exitCode int, duration time.Duration) *cnatv1beta1.At {
+	return &cnatv1beta1.At{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: cnatv1beta1.AtSpec{
+			Schedule: schedule,
+			Command:  script,
+			Template: &corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+					simulateExitCode: fmt.Sprint(exitCode),
+					simulateDuration: duration.String(),
+				}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "command"}}},
+			},
+		},
+	}
+}
+
+// in formats the instant d from now as a schedule.
+func in(d time.Duration) string {
+	return time.Now().Add(d).UTC().Format(time.RFC3339)
+}
+
+// get reads an At.
+func get(g Gomega, namespace, name string) *cnatv1beta1.At {
+	at := &cnatv1beta1.At{}
+	g.Expect(admin.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, at)).To(Succeed())
+	return at
+}
+
+// phaseOf is a poll function for Eventually.
+func phaseOf(namespace, name string) func(Gomega) cnatv1beta1.Phase {
+	return func(g Gomega) cnatv1beta1.Phase { return get(g, namespace, name).Status.Phase }
+}
+
+// podsOf lists an At's Pods.
+func podsOf(g Gomega, namespace, name string) []corev1.Pod {
+	var pods corev1.PodList
+	g.Expect(admin.List(context.Background(), &pods, client.InNamespace(namespace), client.MatchingLabels{cnatv1beta1.LabelAt: name})).To(Succeed())
+	return pods.Items
+}
+
+// eventReasons lists the reasons of the Events on an At.
+func eventReasons(g Gomega, namespace, name string) []string {
+	var events eventsv1.EventList
+	g.Expect(admin.List(context.Background(), &events, client.InNamespace(namespace))).To(Succeed())
+	var reasons []string
+	for _, e := range events.Items {
+		if e.Regarding.Kind == "At" && e.Regarding.Name == name {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons
+}

@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/programming-kubernetes/cnat/internal/manifests"
+)
+
+func newBuildCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	s := &setFlags{}
+	cmd := &cobra.Command{
+		Use:   "build -k DIR",
+		Short: "Render a kustomize overlay to YAML, as kustomize build does",
+		Long: `Render the kustomization in DIR with kustomize's default options and print
+the YAML, byte for byte what "kustomize build DIR" prints. No cluster is
+needed.
+
+` + exitCodesHelp,
+		Example: `  cnatctl build -k kustomize/overlays/local`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			y, err := manifests.BuildYAML(s.dir)
+			if err != nil {
+				return err
+			}
+			_, err = streams.Out.Write(y)
+			return err
+		},
+	}
+	s.addDir(cmd)
+	return cmd
+}
+
+// noArgs rejects positional arguments as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{errorf("%s takes no arguments, got %q (the overlay is given with -k)", cmd.Name(), args)}
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// Exit codes of every cnatctl command.
+const (
+	// ExitOK: the command did what it was asked; for diff, no drift.
+	ExitOK = 0
+	// ExitDrift: diff found objects that apply would change (only diff
+	// uses it).
+	ExitDrift = 1
+	// ExitError: anything went wrong: bad usage, bad input (a missing
+	// overlay, invalid YAML), an object the API server rejects, a timeout.
+	ExitError = 2
+)
+
+const exitCodesHelp = `Exit codes:
+  0  success (diff: no drift)
+  1  diff only: applying would change something (drift)
+  2  error: bad usage or input, objects the API server rejects, a failed
+     wait; every problem is listed before cnatctl exits`
+
+// errDrift is returned by diff when it found drift: exit code 1, no message.
+var errDrift = errors.New("drift")
+
+// usageError marks errors in how a command was called.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func errorf(format string, args ...any) error {
+	return fmt.Errorf(format, args...)
+}
+
+// Main runs cnatctl with args (args[0] is the program name, which decides
+// whether it presents itself as "cnatctl" or, installed as kubectl-cnat,
+// as "kubectl cnat") and returns the exit code.
+func Main(args []string, streams genericiooptions.IOStreams) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	name := "cnatctl"
+	if len(args) > 0 {
+		name = displayName(args[0])
+		args = args[1:]
+	}
+	cmd := NewRootCommand(streams, name)
+	cmd.SetArgs(args)
+	ran, err := cmd.ExecuteContextC(ctx)
+	if ran == nil {
+		ran = cmd
+	}
+	return exitCode(err, streams.ErrOut, ran)
+}
+
+// displayName is how the binary presents itself: "kubectl cnat" when it is
+// run as the kubectl plugin kubectl-cnat, "cnatctl" otherwise.
+func displayName(argv0 string) string {
+	base := strings.TrimSuffix(filepath.Base(argv0), ".exe")
+	if plugin, ok := strings.CutPrefix(base, "kubectl-"); ok && plugin != "" {
+		return "kubectl " + strings.ReplaceAll(plugin, "_", "-")
+	}
+	return "cnatctl"
+}
+
+func exitCode(err error, stderr io.Writer, cmd *cobra.Command) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, errDrift):
+		return ExitDrift
+	}
+	_, _ = fmt.Fprintf(stderr, "Error: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsageError(err) {
+		_, _ = fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return ExitError
+}
+
+// isCobraUsageError recognises the errors cobra returns for unknown
+// commands and flags and wrong argument counts.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "required flag"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewRootCommand returns cnatctl's command tree. name is how it presents
+// itself in help ("cnatctl" or "kubectl cnat").
+func NewRootCommand(streams genericiooptions.IOStreams, name string) *cobra.Command {
+	flags := genericclioptions.NewConfigFlags(true)
+	root := &cobra.Command{
+		Use:   "cnatctl",
+		Short: "Install cnat and run commands at a given time on Kubernetes",
+		Long: `cnatctl installs cnat (at(1) for Kubernetes) from its kustomize overlays and
+schedules, lists and follows Ats.
+
+Install, check and update cnat:
+  ` + name + ` build -k kustomize/overlays/local      # render the overlay, no cluster needed
+  ` + name + ` diff  -k kustomize/overlays/local      # what apply would change (exit 1 if anything)
+  ` + name + ` apply -k kustomize/overlays/local --prune --wait
+
+Run something later:
+  ` + name + ` at +10m -- echo hello
+  ` + name + ` get
+  ` + name + ` logs <at>
+
+The same binary is the kubectl plugin "kubectl cnat" when installed as
+kubectl-cnat on the PATH (go build -o kubectl-cnat ./cmd/cnatctl, or a
+symlink named kubectl-cnat to cnatctl).
+
+` + exitCodesHelp,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: name},
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	flags.AddFlags(root.PersistentFlags())
+	root.CompletionOptions.HiddenDefaultCmd = true
+
+	root.AddCommand(
+		newBuildCommand(streams),
+		newDiffCommand(streams, flags),
+		newApplyCommand(streams, flags),
+		newAtCommand(streams, flags),
+		newGetCommand(streams, flags),
+		newLogsCommand(streams, flags),
+		newVersionCommand(streams),
+	)
+	if name != "cnatctl" {
+		for _, c := range root.Commands() {
+			c.Example = strings.ReplaceAll(c.Example, "cnatctl ", name+" ")
+		}
+	}
+	return root
+}

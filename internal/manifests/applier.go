@@ -1,0 +1,220 @@
+package manifests
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/pkg/ssa"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// SkipAnnotation, set to SkipValue on an object in the overlay or in the
+// cluster, makes cnatctl leave that object alone: it is neither applied,
+// nor diffed, nor pruned, and is reported as skipped.
+const (
+	SkipAnnotation = "cnatctl.cnat.programming-kubernetes.info/reconcile"
+	SkipValue      = "disabled"
+)
+
+// kubectl's client-side apply writes under these managers (and records the
+// last-applied-configuration annotation); `kubectl apply --server-side` under
+// "kubectl". Apply takes their fields over, so that after switching from
+// kubectl to cnatctl no stale owner keeps a field alive that the overlay no
+// longer sets.
+var kubectlManagers = []ssa.FieldManager{
+	{Name: "kubectl-client-side-apply", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationUpdate},
+	{Name: "kubectl", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationUpdate},
+	{Name: "kubectl", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationApply},
+	{Name: "before-first-apply", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationUpdate},
+}
+
+// Options configure an Applier.
+type Options struct {
+	// FieldManager is the server-side apply field manager. Default:
+	// cnatv1beta1.CLIFieldManager ("cnatctl").
+	FieldManager string
+	// DefaultNamespace is given to namespaced objects that have none, as
+	// kubectl does with its context's namespace. Default: "default".
+	DefaultNamespace string
+	// Set is the ApplySet the objects belong to. Required.
+	Set *ApplySet
+	// Out receives one line per object and progress lines. Default: discard.
+	Out io.Writer
+	// ProgressInterval is how often a wait reports what it still waits for.
+	// Default: 10s.
+	ProgressInterval time.Duration
+	// PollInterval is how often a wait polls the cluster. Default: 2s.
+	PollInterval time.Duration
+}
+
+// Applier applies, diffs and prunes sets of objects on one cluster.
+type Applier struct {
+	client  client.Client
+	mapper  meta.RESTMapper
+	rm      *ssa.ResourceManager
+	manager string
+	defNS   string
+	set     *ApplySet
+	out     io.Writer
+
+	progressInterval time.Duration
+	pollInterval     time.Duration
+}
+
+// NewApplier connects to the cluster of cfg.
+func NewApplier(cfg *rest.Config, opts Options) (*Applier, error) {
+	if opts.Set == nil {
+		return nil, errors.New("an Applier needs an ApplySet")
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the cluster: %w", err)
+	}
+	return newApplier(cfg, httpClient, opts)
+}
+
+func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Applier, error) {
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("discovering the cluster's API: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: mapper, HTTPClient: httpClient})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the cluster: %w", err)
+	}
+	a := &Applier{
+		client:           c,
+		mapper:           mapper,
+		manager:          opts.FieldManager,
+		defNS:            opts.DefaultNamespace,
+		set:              opts.Set,
+		out:              opts.Out,
+		progressInterval: opts.ProgressInterval,
+		pollInterval:     opts.PollInterval,
+	}
+	if a.manager == "" {
+		a.manager = cnatv1beta1.CLIFieldManager
+	}
+	if a.defNS == "" {
+		a.defNS = corev1.NamespaceDefault
+	}
+	if a.out == nil {
+		a.out = io.Discard
+	}
+	if a.progressInterval <= 0 {
+		a.progressInterval = 10 * time.Second
+	}
+	if a.pollInterval <= 0 {
+		a.pollInterval = 2 * time.Second
+	}
+	poller := polling.NewStatusPoller(c, mapper, polling.Options{})
+	a.rm = ssa.NewResourceManager(c, poller, ssa.Owner{Field: a.manager, Group: "cnat.programming-kubernetes.info"})
+	a.rm.SetConcurrency(4)
+	return a, nil
+}
+
+// Client is the Applier's controller-runtime client.
+func (a *Applier) Client() client.Client { return a.client }
+
+// prepare returns copies of objects ready to be sent: namespaced objects
+// without a namespace get the default one, cluster-scoped ones lose any
+// namespace, and every object gets the set's part-of label. Objects of a
+// kind the cluster does not serve yet take their scope from a
+// CustomResourceDefinition in the same set; others are left for the
+// dry-run to report.
+func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	crdScopes := crdScopes(objects)
+	out := make([]*unstructured.Unstructured, 0, len(objects))
+	for _, o := range objects {
+		o = o.DeepCopy()
+		gvk := o.GroupVersionKind()
+		namespaced, known := false, false
+		if m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+			namespaced, known = m.Scope.Name() == meta.RESTScopeNameNamespace, true
+		} else if scope, ok := crdScopes[gvk.GroupKind()]; ok {
+			namespaced, known = scope == apiextensionsv1.NamespaceScoped, true
+		} else if !meta.IsNoMatchError(err) {
+			return nil, fmt.Errorf("looking up the kind of %s: %w", Ref(o), err)
+		}
+		switch {
+		case known && namespaced && o.GetNamespace() == "":
+			o.SetNamespace(a.defNS)
+		case known && !namespaced:
+			o.SetNamespace("")
+		}
+		out = append(out, o)
+	}
+	if problems := a.set.label(out); len(problems) > 0 {
+		return nil, problems
+	}
+	return out, nil
+}
+
+// crdScopes returns the scope of every kind that a CustomResourceDefinition
+// among objects defines.
+func crdScopes(objects []*unstructured.Unstructured) map[schema.GroupKind]apiextensionsv1.ResourceScope {
+	scopes := map[schema.GroupKind]apiextensionsv1.ResourceScope{}
+	for _, o := range objects {
+		if o.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}) {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
+		scopes[schema.GroupKind{Group: group, Kind: kind}] = apiextensionsv1.ResourceScope(scope)
+	}
+	return scopes
+}
+
+// namespacesIn returns the names of the Namespaces among objects.
+func namespacesIn(objects []*unstructured.Unstructured) map[string]bool {
+	names := map[string]bool{}
+	for _, o := range objects {
+		if isNamespace(o) {
+			names[o.GetName()] = true
+		}
+	}
+	return names
+}
+
+func isNamespace(o *unstructured.Unstructured) bool {
+	return o.GroupVersionKind().GroupKind() == schema.GroupKind{Kind: "Namespace"}
+}
+
+func isCRD(o *unstructured.Unstructured) bool {
+	return o.GroupVersionKind().GroupKind() == schema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}
+}
+
+func isWebhookConfiguration(o *unstructured.Unstructured) bool {
+	gk := o.GroupVersionKind().GroupKind()
+	return gk.Group == "admissionregistration.k8s.io" &&
+		(gk.Kind == "MutatingWebhookConfiguration" || gk.Kind == "ValidatingWebhookConfiguration")
+}
+
+func skipSelector() map[string]string {
+	return map[string]string{SkipAnnotation: SkipValue}
+}

@@ -1,0 +1,255 @@
+package manifests
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+)
+
+// Actions an Entry reports, beyond ssa's created, configured, unchanged,
+// deleted and skipped.
+const (
+	// ActionRecreated: the object changed an immutable field and was
+	// deleted and created again (--force).
+	ActionRecreated = "recreated"
+)
+
+// Entry is what happened, or would happen, to one object.
+type Entry struct {
+	// Ref names the object: Kind/namespace/name, or Kind/name.
+	Ref string
+	// Action is created, configured, unchanged, recreated, deleted or
+	// skipped.
+	Action string
+}
+
+// String formats the entry as cnatctl prints it: "<ref> <action>".
+func (e Entry) String() string { return e.Ref + " " + e.Action }
+
+// ApplyOptions change what Apply does.
+type ApplyOptions struct {
+	// Force deletes and recreates objects whose change touches an immutable
+	// field. Without it such a change fails the dry-run and nothing is
+	// applied.
+	Force bool
+	// Prune deletes the members of the set that the objects no longer
+	// include, after everything was applied.
+	Prune bool
+	// Wait waits, after applying, until every applied object is ready by
+	// kstatus (and, with Prune, until pruned objects are gone), and waits
+	// for the objects before applying webhook configurations.
+	Wait bool
+	// Timeout bounds each wait, including the wait for CRDs and Namespaces
+	// that Apply always does. Default: 5 minutes.
+	Timeout time.Duration
+}
+
+// Result is what Apply did.
+type Result struct {
+	// Applied has one entry per object, in the order applied.
+	Applied []Entry
+	// Pruned has one entry per pruned object.
+	Pruned []Entry
+}
+
+// Apply applies objects to the cluster as the set, printing one line per
+// object as it goes:
+//
+//  1. It labels every object as a member of the set and dry-runs all of
+//     them (server-side apply, as the real apply will send them). If any
+//     fails, it returns every failure as Problems and applies nothing.
+//     Objects whose CRD or Namespace is created in the same run cannot be
+//     dry-run yet: they are dry-run after stage 1.
+//  2. It records the kinds and namespaces of the objects on the set's
+//     parent (together with what the parent recorded before), so that an
+//     interrupted apply leaks nothing from a later prune.
+//  3. Stage 1: CustomResourceDefinitions and Namespaces, then it waits until
+//     they are established and active.
+//  4. Stage 2: everything else but webhook configurations.
+//  5. Stage 3: Mutating- and ValidatingWebhookConfigurations, last, so that
+//     a webhook whose backend is not up yet does not block the rest (with
+//     Wait, stage 2 must be ready first).
+//  6. With Wait, it waits for the rest; with Prune, it deletes the members
+//     the objects no longer include and records the new set on the parent.
+//
+// Every apply is a server-side apply under the Applier's field manager
+// (ssa's ApplyAll: objects that would not change are not sent), forcing
+// ownership, after taking over the fields of kubectl's managers
+// (client-side apply, `kubectl apply --server-side`) and removing the
+// last-applied-configuration annotation.
+func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructured, opts ApplyOptions) (*Result, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	objs, err := a.prepare(objects)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the objects, nothing was applied: %w", err)
+	}
+	previous, err := a.set.read(ctx, a.client)
+	if err != nil {
+		return nil, fmt.Errorf("nothing was applied: %w", err)
+	}
+	plans, problems := a.preflight(ctx, objs, opts.Force)
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("dry-run failed, nothing was applied: %w", problems)
+	}
+
+	current := inventoryOf(objs)
+	current.namespaces.Insert(a.set.Namespace)
+	superset := previous.union(current)
+	parentPending := false
+	if err := a.set.write(ctx, a.client, superset, a.manager); err != nil {
+		if !apierrors.IsNotFound(err) || !namespacesIn(objs)[a.set.Namespace] {
+			return nil, fmt.Errorf("nothing was applied: %w", err)
+		}
+		parentPending = true // its namespace is created in stage 1
+	}
+
+	res := &Result{}
+	recreate := map[string]bool{}
+	var stage1, stage2, stage3 []*unstructured.Unstructured
+	for _, p := range plans {
+		switch {
+		case p.skipped:
+			res.Applied = append(res.Applied, a.print(Entry{Ref: Ref(p.obj), Action: string(ssa.SkippedAction)}))
+			continue
+		case len(p.immutable) > 0:
+			recreate[Ref(p.obj)] = true
+		}
+		switch {
+		case isCRD(p.obj) || isNamespace(p.obj):
+			stage1 = append(stage1, p.obj)
+		case isWebhookConfiguration(p.obj):
+			stage3 = append(stage3, p.obj)
+		default:
+			stage2 = append(stage2, p.obj)
+		}
+	}
+	ssaOpts := ssa.ApplyOptions{
+		ExclusionSelector: skipSelector(),
+		WaitInterval:      a.pollInterval,
+		WaitTimeout:       opts.Timeout,
+		Cleanup: ssa.ApplyCleanupOptions{
+			Annotations:   []string{corev1.LastAppliedConfigAnnotation},
+			FieldManagers: kubectlManagers,
+		},
+	}
+
+	// Stage 1: definitions, waited for.
+	set1, changed, err := a.applyStage(ctx, stage1, ssaOpts, recreate, res)
+	if err != nil {
+		return res, err
+	}
+	// Always waited for (definitions that exist are ready at once), but
+	// only reported when something changed.
+	if err := a.wait(ctx, set1, "CustomResourceDefinitions and Namespaces ("+describeSet(len(set1))+")", opts.Timeout, !changed); err != nil {
+		return res, err
+	}
+	if parentPending {
+		if err := a.set.write(ctx, a.client, superset, a.manager); err != nil {
+			return res, err
+		}
+	}
+	if problems := a.dryRunDeferred(ctx, plans); len(problems) > 0 {
+		return res, fmt.Errorf("dry-run of the objects that needed them failed, only CustomResourceDefinitions and Namespaces were applied: %w", problems)
+	}
+
+	// Stage 2: everything else but webhooks.
+	set2, _, err := a.applyStage(ctx, stage2, ssaOpts, recreate, res)
+	if err != nil {
+		return res, err
+	}
+	waited := false
+	if opts.Wait && len(stage3) > 0 {
+		if err := a.wait(ctx, set2, describeSet(len(set2))+" (before the webhook configurations)", opts.Timeout, false); err != nil {
+			return res, err
+		}
+		waited = true
+	}
+
+	// Stage 3: webhook configurations.
+	set3, _, err := a.applyStage(ctx, stage3, ssaOpts, recreate, res)
+	if err != nil {
+		return res, err
+	}
+	if opts.Wait {
+		rest := set3
+		if !waited {
+			rest = append(set2, set3...)
+		}
+		if err := a.wait(ctx, rest, describeSet(len(rest)), opts.Timeout, false); err != nil {
+			return res, err
+		}
+	}
+
+	if !opts.Prune {
+		return res, nil
+	}
+	candidates, err := a.pruneCandidates(ctx, superset, objs)
+	if err != nil {
+		return res, fmt.Errorf("everything was applied, nothing was pruned: %w", err)
+	}
+	res.Pruned, err = a.prune(ctx, candidates, opts.Wait, opts.Timeout)
+	if err != nil {
+		return res, fmt.Errorf("everything was applied, but: %w", err)
+	}
+	if err := a.set.write(ctx, a.client, current, a.manager); err != nil {
+		return res, fmt.Errorf("everything was applied and pruned, but: %w", err)
+	}
+	return res, nil
+}
+
+// applyStage applies one stage with ssa's ApplyAll, prints and records an
+// entry per object, and returns the objects to wait for (all but skipped
+// ones) and whether any of them changed. Objects in recreate changed
+// immutable fields: they are applied with ssa's Force, which deletes and
+// recreates them.
+func (a *Applier) applyStage(ctx context.Context, objs []*unstructured.Unstructured, opts ssa.ApplyOptions, recreate map[string]bool, res *Result) (object.ObjMetadataSet, bool, error) {
+	if len(objs) == 0 {
+		return nil, false, nil
+	}
+	for _, o := range objs {
+		if recreate[Ref(o)] {
+			opts.Force = true
+		}
+	}
+	cs, err := a.rm.ApplyAll(ctx, objs, opts)
+	if err != nil {
+		return nil, false, fmt.Errorf("applying (objects listed above were applied): %w", err)
+	}
+	var set object.ObjMetadataSet
+	changed := false
+	for _, e := range cs.Entries {
+		action := string(e.Action)
+		if e.Action == ssa.CreatedAction && recreate[e.Subject] {
+			action = ActionRecreated
+		}
+		res.Applied = append(res.Applied, a.print(Entry{Ref: e.Subject, Action: action}))
+		if e.Action != ssa.SkippedAction {
+			set = append(set, e.ObjMetadata)
+		}
+		if e.Action == ssa.CreatedAction || e.Action == ssa.ConfiguredAction {
+			changed = true
+		}
+	}
+	return set, changed, nil
+}
+
+// print prints the entry's line and returns the entry.
+func (a *Applier) print(e Entry) Entry {
+	a.printf("%s\n", e)
+	return e
+}
+
+// printf writes a line of output. Output is best-effort: a closed stdout
+// must not turn a successful apply into a failed one.
+func (a *Applier) printf(format string, args ...any) {
+	_, _ = fmt.Fprintf(a.out, format, args...)
+}

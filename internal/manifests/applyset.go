@@ -1,0 +1,257 @@
+package manifests
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Label and annotation keys of the ApplySet specification (KEP-3659), the
+// same that kubectl's implementation (k8s.io/kubectl/pkg/cmd/apply) uses.
+const (
+	// LabelApplySetID marks the parent object and holds the set's id.
+	LabelApplySetID = "applyset.kubernetes.io/id"
+	// LabelApplySetPartOf marks every member with the id of its set.
+	LabelApplySetPartOf = "applyset.kubernetes.io/part-of"
+	// AnnotationApplySetTooling names the tool that manages the set, as
+	// <name>/<version>. Tools leave sets of other tools alone.
+	AnnotationApplySetTooling = "applyset.kubernetes.io/tooling"
+	// AnnotationApplySetGroupKinds lists the kinds of the members, as
+	// comma-separated, sorted Kind.group (Kind alone for the core group).
+	AnnotationApplySetGroupKinds = "applyset.kubernetes.io/contains-group-kinds"
+	// AnnotationApplySetAdditionalNamespaces lists the namespaces, other
+	// than the parent's own, that hold namespaced members.
+	AnnotationApplySetAdditionalNamespaces = "applyset.kubernetes.io/additional-namespaces"
+)
+
+const (
+	// ToolingName is cnatctl's name in the tooling annotation.
+	ToolingName = "cnatctl"
+	// ParentNamePrefix starts the name of every cnatctl ApplySet parent: the
+	// set "local" is tracked by the Secret applyset-cnat-local.
+	ParentNamePrefix = "applyset-cnat-"
+	// DefaultInventoryNamespace is where parents live unless told
+	// otherwise. It exists in every cluster and is never a member of a set,
+	// so the parent can be written before the set's own namespaces exist
+	// and cannot be pruned away with them.
+	DefaultInventoryNamespace = "default"
+)
+
+// ApplySetID returns the id of the ApplySet whose parent is the object
+// name/namespace of the given kind and API group, as KEP-3659 defines it:
+// "applyset-" + base64url(sha256(name.namespace.kind.group)) + "-v1", with
+// RFC 4648 URL-safe encoding and no padding. The group of a core kind such
+// as Secret is empty.
+func ApplySetID(name, namespace, kind, group string) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{name, namespace, kind, group}, ".")))
+	return "applyset-" + base64.RawURLEncoding.EncodeToString(sum[:]) + "-v1"
+}
+
+// SetNameFromDir derives a set name from an overlay directory: its base
+// name, lowercased, with every character that is not a letter, digit, '-'
+// or '.' replaced by '-' (kustomize/overlays/local gives "local").
+func SetNameFromDir(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	name := strings.ToLower(filepath.Base(abs))
+	name = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '-'
+	}, name)
+	return strings.Trim(name, "-.")
+}
+
+// ApplySet is one named set of objects that cnatctl applies and prunes
+// together, tracked by a parent Secret named applyset-cnat-<name>.
+type ApplySet struct {
+	// Name is the set's name, as given with --name.
+	Name string
+	// ParentName is the name of the parent Secret.
+	ParentName string
+	// Namespace is the namespace of the parent Secret.
+	Namespace string
+	// ID is the value of the id label on the parent and of the part-of
+	// label on every member.
+	ID string
+	// Tooling is the value of the tooling annotation: cnatctl/<version>.
+	Tooling string
+}
+
+// NewApplySet returns the set called name whose parent Secret lives in
+// namespace, written by cnatctl of the given version.
+func NewApplySet(name, namespace, version string) (*ApplySet, error) {
+	if name == "" {
+		return nil, errors.New("the set needs a name (--name)")
+	}
+	if namespace == "" {
+		namespace = DefaultInventoryNamespace
+	}
+	parent := ParentNamePrefix + name
+	if errs := validation.IsDNS1123Subdomain(parent); len(errs) > 0 {
+		return nil, fmt.Errorf("set name %q gives the parent Secret name %q, which is not valid: %s", name, parent, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
+		return nil, fmt.Errorf("inventory namespace %q is not valid: %s", namespace, strings.Join(errs, "; "))
+	}
+	if version == "" {
+		version = "v0.0.0"
+	}
+	return &ApplySet{
+		Name:       name,
+		ParentName: parent,
+		Namespace:  namespace,
+		ID:         ApplySetID(parent, namespace, "Secret", ""),
+		Tooling:    ToolingName + "/" + version,
+	}, nil
+}
+
+// ParentRef names the parent as cnatctl prints objects.
+func (s *ApplySet) ParentRef() string {
+	return "Secret/" + s.Namespace + "/" + s.ParentName
+}
+
+// KubectlRef is how kubectl's --applyset flag names the parent.
+func (s *ApplySet) KubectlRef() string {
+	return "secrets/" + s.ParentName
+}
+
+// inventory is what a parent records: the kinds of the members and the
+// namespaces that hold namespaced members.
+type inventory struct {
+	// exists is whether the parent exists.
+	exists     bool
+	groupKinds sets.Set[schema.GroupKind]
+	// namespaces includes the parent's own namespace.
+	namespaces sets.Set[string]
+	tooling    string
+}
+
+func newInventory() *inventory {
+	return &inventory{groupKinds: sets.New[schema.GroupKind](), namespaces: sets.New[string]()}
+}
+
+// union returns an inventory that records what either records.
+func (inv *inventory) union(other *inventory) *inventory {
+	return &inventory{
+		exists:     inv.exists || other.exists,
+		groupKinds: inv.groupKinds.Union(other.groupKinds),
+		namespaces: inv.namespaces.Union(other.namespaces),
+	}
+}
+
+// inventoryOf records the kinds and namespaces of objects, which must have
+// been normalised (namespace set only on namespaced objects).
+func inventoryOf(objects []*unstructured.Unstructured) *inventory {
+	inv := newInventory()
+	for _, o := range objects {
+		inv.groupKinds.Insert(o.GroupVersionKind().GroupKind())
+		if ns := o.GetNamespace(); ns != "" {
+			inv.namespaces.Insert(ns)
+		}
+	}
+	return inv
+}
+
+// read returns what the parent records; an empty inventory if there is no
+// parent yet. A parent that another tool manages, or whose id label does
+// not match, is an error: cnatctl never takes over another tool's set.
+func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error) {
+	parent := &corev1.Secret{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.ParentName}, parent)
+	inv := newInventory()
+	inv.namespaces.Insert(s.Namespace)
+	switch {
+	case apierrors.IsNotFound(err):
+		return inv, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading ApplySet parent %s: %w", s.ParentRef(), err)
+	}
+	inv.exists = true
+	tooling, ok := parent.Annotations[AnnotationApplySetTooling]
+	if !ok {
+		return nil, fmt.Errorf("ApplySet parent %s exists but has no %s annotation: it is not an ApplySet parent; choose another --name", s.ParentRef(), AnnotationApplySetTooling)
+	}
+	if base, _, _ := strings.Cut(tooling, "/"); base != ToolingName {
+		return nil, fmt.Errorf("ApplySet parent %s is managed by %q, not %s: choose another --name", s.ParentRef(), base, ToolingName)
+	}
+	inv.tooling = tooling
+	if id := parent.Labels[LabelApplySetID]; id != s.ID {
+		return nil, fmt.Errorf("ApplySet parent %s has label %s=%q, want %q", s.ParentRef(), LabelApplySetID, id, s.ID)
+	}
+	for _, gk := range splitList(parent.Annotations[AnnotationApplySetGroupKinds]) {
+		inv.groupKinds.Insert(schema.ParseGroupKind(gk))
+	}
+	for _, ns := range splitList(parent.Annotations[AnnotationApplySetAdditionalNamespaces]) {
+		inv.namespaces.Insert(ns)
+	}
+	return inv, nil
+}
+
+// write records inv on the parent (creating it if needed) by server-side
+// apply under fieldManager. Writing what is already there changes nothing.
+func (s *ApplySet) write(ctx context.Context, c client.Client, inv *inventory, fieldManager string) error {
+	gks := make([]string, 0, inv.groupKinds.Len())
+	for gk := range inv.groupKinds {
+		gks = append(gks, gk.String())
+	}
+	slices.Sort(gks)
+	namespaces := sets.List(inv.namespaces.Clone().Delete(s.Namespace))
+	parent := corev1ac.Secret(s.ParentName, s.Namespace).
+		WithLabels(map[string]string{LabelApplySetID: s.ID}).
+		WithAnnotations(map[string]string{
+			AnnotationApplySetTooling:              s.Tooling,
+			AnnotationApplySetGroupKinds:           strings.Join(gks, ","),
+			AnnotationApplySetAdditionalNamespaces: strings.Join(namespaces, ","),
+		})
+	if err := c.Apply(ctx, parent, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("writing ApplySet parent %s: %w", s.ParentRef(), err)
+	}
+	return nil
+}
+
+// label sets the part-of label on every object. An object whose manifest
+// already says it belongs to another set is an error, as in kubectl.
+func (s *ApplySet) label(objects []*unstructured.Unstructured) Problems {
+	var problems Problems
+	for _, o := range objects {
+		labels := o.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		if v, ok := labels[LabelApplySetPartOf]; ok && v != s.ID {
+			problems = append(problems, Problem{Object: Ref(o), Err: fmt.Errorf("its manifest sets label %s=%s, which is not this set (%s)", LabelApplySetPartOf, v, s.ID)})
+			continue
+		}
+		labels[LabelApplySetPartOf] = s.ID
+		o.SetLabels(labels)
+	}
+	return problems
+}
+
+func splitList(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}

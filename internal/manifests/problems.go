@@ -1,0 +1,59 @@
+package manifests
+
+import (
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+)
+
+// Ref names an object the way cnatctl prints it: Kind/namespace/name, or
+// Kind/name for a cluster-scoped object (fluxcd/pkg/ssa's format).
+func Ref(u *unstructured.Unstructured) string {
+	return utils.FmtUnstructured(u)
+}
+
+// Problem is what went wrong with one object.
+type Problem struct {
+	// Object is the object's Ref.
+	Object string
+	// Err says what went wrong.
+	Err error
+}
+
+// Error formats the problem as "<ref>: <what went wrong>".
+func (p Problem) Error() string {
+	return p.Object + ": " + p.Err.Error()
+}
+
+// Unwrap returns the underlying error.
+func (p Problem) Unwrap() error { return p.Err }
+
+// Problems is every object that failed, so that one run reports all of them
+// instead of stopping at the first.
+type Problems []Problem
+
+// Error lists the problems, one per line.
+func (ps Problems) Error() string {
+	var b strings.Builder
+	if len(ps) == 1 {
+		b.WriteString("1 object failed:")
+	} else {
+		b.WriteString(strconv.Itoa(len(ps)) + " objects failed:")
+	}
+	for _, p := range ps {
+		b.WriteString("\n  " + p.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the problems as errors, for errors.Is and errors.As.
+func (ps Problems) Unwrap() []error {
+	errs := make([]error, len(ps))
+	for i, p := range ps {
+		errs[i] = p
+	}
+	return errs
+}

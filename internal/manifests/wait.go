@@ -1,0 +1,110 @@
+package manifests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
+)
+
+// wait waits until every object of set is Current by kstatus (ssa's
+// WaitForSet), at most timeout. Unless quiet, it prints one line when it
+// starts and one when it is done; every progress interval it prints which
+// objects it still waits for and why. On failure or timeout the error lists
+// every object that is not ready with its status and message.
+func (a *Applier) wait(ctx context.Context, set object.ObjMetadataSet, what string, timeout time.Duration, quiet bool) error {
+	if len(set) == 0 {
+		return nil
+	}
+	if !quiet {
+		a.printf("waiting for %s to become ready (timeout %s)...\n", what, timeout)
+	}
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		done <- a.rm.WaitForSetWithContext(ctx, set, ssa.WaitOptions{Interval: a.pollInterval, Timeout: timeout})
+	}()
+	ticker := time.NewTicker(a.progressInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err == nil {
+				if quiet {
+					return nil
+				}
+				a.printf("%s ready after %s\n", capitalize(what), time.Since(start).Round(100*time.Millisecond))
+				return nil
+			}
+			if notReady := a.notReady(ctx, set); len(notReady) > 0 {
+				return fmt.Errorf("waiting for %s: %w; not ready after %s: %s", what, err, time.Since(start).Round(time.Second), strings.Join(notReady, "; "))
+			}
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		case <-ticker.C:
+			if notReady := a.notReady(ctx, set); len(notReady) > 0 {
+				a.printf("still waiting for %d of %d after %s: %s\n", len(notReady), len(set), time.Since(start).Round(time.Second), strings.Join(notReady, "; "))
+			}
+		}
+	}
+}
+
+// notReady reads every object of set and returns, for each that is not
+// Current, "<ref>: <status>: <message>".
+func (a *Applier) notReady(ctx context.Context, set object.ObjMetadataSet) []string {
+	var out []string
+	for _, id := range set {
+		ref := utils.FmtObjMetadata(id)
+		m, err := a.mapper.RESTMapping(id.GroupKind)
+		if err != nil {
+			out = append(out, ref+": "+err.Error())
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(m.GroupVersionKind)
+		if err := a.client.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, u); err != nil {
+			if apierrors.IsNotFound(err) {
+				out = append(out, ref+": NotFound")
+			} else if !errors.Is(err, context.Canceled) {
+				out = append(out, ref+": "+err.Error())
+			}
+			continue
+		}
+		res, err := status.Compute(u)
+		switch {
+		case err != nil:
+			out = append(out, ref+": "+err.Error())
+		case res.Status != status.CurrentStatus:
+			line := ref + ": " + res.Status.String()
+			if res.Message != "" {
+				line += ": " + res.Message
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// describeSet says "1 object" or "3 objects".
+func describeSet(n int) string {
+	if n == 1 {
+		return "1 object"
+	}
+	return fmt.Sprintf("%d objects", n)
+}
