@@ -64,6 +64,7 @@ verify: manifests generate ## Fail when generated files are stale, the code is n
 	go vet ./...
 	hack/tools.sh actionlint >/dev/null
 	$(BIN)/actionlint .github/workflows/*.yaml
+	go test ./e2e/ -run '^TestKindConfig$$' -count=1
 
 ##@ Test
 

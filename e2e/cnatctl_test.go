@@ -1,0 +1,133 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// cnatctl runs the cnatctl binary (CNATCTL, default bin/cnatctl) against
+// the suite's cluster and returns its output and exit code.
+func cnatctl(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	bin := os.Getenv("CNATCTL")
+	if bin == "" {
+		bin = filepath.Join("..", "bin", "cnatctl")
+	}
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	default:
+		t.Fatalf("running %s: %v", bin, err)
+		return "", -1
+	}
+}
+
+// writeOverlay writes a kustomization of ConfigMaps named after keys.
+func writeOverlay(t *testing.T, dir, namespace string, configMaps map[string]string) {
+	t.Helper()
+	var resources []string
+	for name, value := range configMaps {
+		file := name + ".yaml"
+		resources = append(resources, "  - "+file)
+		doc := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  value: %q\n", name, namespace, value)
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n" + strings.Join(resources, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCnatctlDiffApplyPrune is the GitOps round trip a CI pipeline makes:
+// apply, drift by someone else, diff says so, apply corrects it, prune
+// removes what the overlay dropped and nothing else.
+func TestCnatctlDiffApplyPrune(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := testNamespace(t)
+	dir := t.TempDir()
+	set := []string{"-k", dir, "--name", ns}
+	ctx := context.Background()
+	t.Cleanup(func() {
+		// The set's ApplySet parent lives outside the test namespace.
+		parent := &corev1.Secret{}
+		parent.Name, parent.Namespace = "applyset-cnat-"+ns, "default"
+		_ = admin.Delete(context.Background(), parent)
+	})
+
+	writeOverlay(t, dir, ns, map[string]string{"greeting": "hello", "farewell": "bye"})
+	out, code := cnatctl(t, append([]string{"apply", "--prune"}, set...)...)
+	g.Expect(code).To(Equal(0), out)
+	g.Expect(out).To(ContainSubstring("ConfigMap/" + ns + "/greeting created"))
+
+	out, code = cnatctl(t, append([]string{"diff"}, set...)...)
+	g.Expect(code).To(Equal(0), "no drift right after apply: %s", out)
+
+	// Someone edits a value by hand.
+	cm := &corev1.ConfigMap{}
+	g.Expect(admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "greeting"}, cm)).To(Succeed())
+	cm.Data["value"] = "hacked"
+	g.Expect(admin.Update(ctx, cm, client.FieldOwner("someone-by-hand"))).To(Succeed())
+	out, code = cnatctl(t, append([]string{"diff"}, set...)...)
+	g.Expect(code).To(Equal(1), "drift: %s", out)
+	g.Expect(out).To(ContainSubstring("ConfigMap/" + ns + "/greeting configured"))
+
+	out, code = cnatctl(t, append([]string{"apply", "--prune"}, set...)...)
+	g.Expect(code).To(Equal(0), out)
+	g.Expect(admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "greeting"}, cm)).To(Succeed())
+	g.Expect(cm.Data).To(HaveKeyWithValue("value", "hello"))
+
+	// A ConfigMap that is not the set's, and one the overlay drops.
+	bystander := &corev1.ConfigMap{}
+	bystander.Name, bystander.Namespace = "bystander", ns
+	g.Expect(admin.Create(ctx, bystander)).To(Succeed())
+	writeOverlay(t, dir, ns, map[string]string{"greeting": "hello"})
+	g.Expect(os.Remove(filepath.Join(dir, "farewell.yaml"))).To(Succeed())
+	out, code = cnatctl(t, append([]string{"apply", "--prune"}, set...)...)
+	g.Expect(code).To(Equal(0), out)
+	g.Expect(out).To(ContainSubstring("ConfigMap/" + ns + "/farewell deleted"))
+	err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "farewell"}, &corev1.ConfigMap{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "pruned: %v", err)
+	g.Expect(admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "bystander"}, &corev1.ConfigMap{})).To(Succeed(), "not the set's: kept")
+}
+
+// TestCnatctlAt is the everyday command: run this in two seconds.
+func TestCnatctlAt(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ns := testNamespace(t)
+	out, code := cnatctl(t, "at", "+2s", "--name", "quick", "--namespace", ns, "--", "echo", "hi")
+	g.Expect(code).To(Equal(0), out)
+	g.Expect(out).To(ContainSubstring("at/quick created, runs at"))
+	g.Eventually(phaseOf(ns, "quick"), timeout).Should(Equal(cnatv1beta1.PhaseSucceeded))
+
+	out, code = cnatctl(t, "get", "quick", "--namespace", ns)
+	g.Expect(code).To(Equal(0), out)
+	g.Expect(out).To(ContainSubstring("Succeeded"))
+
+	out, code = cnatctl(t, "at", "tomorrow", "--namespace", ns, "--", "echo")
+	g.Expect(code).To(Equal(2), "a time it cannot read is an error: %s", out)
+}
