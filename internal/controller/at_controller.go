@@ -86,6 +86,9 @@ func (r *AtReconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, er
 	if err != nil {
 		return r.reconcileInvalid(ctx, s, err)
 	}
+	// Derived from the spec every time, never read back from the status: a
+	// status the controller did not get to write must not be needed.
+	s.status.ScheduledTime = timestamp(scheduled)
 	pods, err := r.ownedPods(ctx, s.at)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -94,7 +97,7 @@ func (r *AtReconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, er
 	if attempt == 0 {
 		return r.reconcilePending(ctx, s, scheduled)
 	}
-	return r.reconcileAttempt(ctx, s, attempt, pods[attempt])
+	return r.reconcileAttempt(ctx, s, attempt, pods[attempt], scheduled)
 }
 
 // writeStatus applies the status the reconcile computed, under the status

@@ -264,7 +264,7 @@ func TestPodDeletedWhileRunning(t *testing.T) {
 
 func TestRestartBetweenPodCreatedAndStatusWritten(t *testing.T) {
 	h := newHarness(t)
-	h.createAt("crash", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo once"})
+	h.createAt("crash", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo once", BackoffLimit: ptr.To[int32](1)})
 
 	// The first controller creates the Pod, then dies before its status write.
 	crashing := h.newReconciler(interceptor.Funcs{
@@ -285,6 +285,15 @@ func TestRestartBetweenPodCreatedAndStatusWritten(t *testing.T) {
 	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
 	h.g.Expect(at.Status.Attempts).To(Equal(int32(1)))
 	h.g.Expect(at.Status.PodName).To(Equal("crash-1"))
+	h.g.Expect(at.Status.ScheduledTime.Time).To(BeTemporally("==", start), "the adopted run knows its schedule")
+
+	// The adopted attempt fails and is retried like any other.
+	h.finishPod("crash-1", 1)
+	h.reconcile("crash")
+	h.clock.Step(10 * time.Second)
+	h.reconcile("crash")
+	h.g.Expect(h.pods("crash")).To(HaveLen(2))
+	h.g.Expect(h.at("crash").Status.PodName).To(Equal("crash-2"))
 }
 
 func TestTwoReconcilersNeverCreateTwoPods(t *testing.T) {

@@ -20,7 +20,6 @@ import (
 // reconcilePending handles an At that has not fired: wait for its time,
 // hold it while suspended, miss it past its deadline, or start it.
 func (r *AtReconciler) reconcilePending(ctx context.Context, s *scope, scheduled time.Time) (ctrl.Result, error) {
-	s.status.ScheduledTime = timestamp(scheduled)
 	decision := s.plan(scheduled).Decide(s.now)
 	switch decision.Action {
 	case scheduler.Wait:
@@ -44,7 +43,7 @@ func (r *AtReconciler) reconcilePending(ctx context.Context, s *scope, scheduled
 // reconcileAttempt follows the Pod of the latest attempt: record it while it
 // runs, retry it or record the outcome once it finished, and report it when
 // it disappeared before finishing.
-func (r *AtReconciler) reconcileAttempt(ctx context.Context, s *scope, attempt int32, pod *corev1.Pod) (ctrl.Result, error) {
+func (r *AtReconciler) reconcileAttempt(ctx context.Context, s *scope, attempt int32, pod *corev1.Pod, scheduled time.Time) (ctrl.Result, error) {
 	name := apply.PodName(s.at.Name, attempt)
 	if pod == nil {
 		var err error
@@ -55,7 +54,7 @@ func (r *AtReconciler) reconcileAttempt(ctx context.Context, s *scope, attempt i
 	switch {
 	case pod == nil && s.status.Reason == cnatv1beta1.ReasonRetrying:
 		// The failed Pod is gone while waiting to retry; retry now.
-		return r.startAttempt(ctx, s, attempt+1, s.status.ScheduledTime.Time)
+		return r.startAttempt(ctx, s, attempt+1, scheduled)
 	case pod == nil:
 		s.markFailed(cnatv1beta1.ReasonPodDeleted, fmt.Sprintf("Pod %s was deleted before it finished; it is not run again", name), podResult{})
 		return r.reconcileFinished(ctx, s)
@@ -66,7 +65,7 @@ func (r *AtReconciler) reconcileAttempt(ctx context.Context, s *scope, attempt i
 		return r.reconcileFinished(ctx, s)
 	case pod.Status.Phase == corev1.PodFailed:
 		s.status.PodName = name
-		return r.reconcileFailedAttempt(ctx, s, attempt, pod)
+		return r.reconcileFailedAttempt(ctx, s, attempt, pod, scheduled)
 	case !pod.DeletionTimestamp.IsZero():
 		s.markFailed(cnatv1beta1.ReasonPodDeleted, fmt.Sprintf("Pod %s was deleted before it finished; it is not run again", name), resultOf(pod))
 		return r.reconcileFinished(ctx, s)
@@ -78,7 +77,7 @@ func (r *AtReconciler) reconcileAttempt(ctx context.Context, s *scope, attempt i
 
 // reconcileFailedAttempt retries a failed attempt after its backoff if the
 // backoff limit allows, and fails the At otherwise.
-func (r *AtReconciler) reconcileFailedAttempt(ctx context.Context, s *scope, attempt int32, pod *corev1.Pod) (ctrl.Result, error) {
+func (r *AtReconciler) reconcileFailedAttempt(ctx context.Context, s *scope, attempt int32, pod *corev1.Pod, scheduled time.Time) (ctrl.Result, error) {
 	result := resultOf(pod)
 	failure := describeFailure(pod.Name, result)
 	if attempt > s.backoffLimit() {
@@ -104,7 +103,7 @@ func (r *AtReconciler) reconcileFailedAttempt(ctx context.Context, s *scope, att
 		return ctrl.Result{RequeueAfter: retryAt.Sub(s.now) + wakeUpPad}, nil
 	}
 	s.status.ExitCode = result.exitCode
-	return r.startAttempt(ctx, s, attempt+1, s.status.ScheduledTime.Time)
+	return r.startAttempt(ctx, s, attempt+1, scheduled)
 }
 
 // startAttempt applies the Pod of attempt. The name is the attempt's, so an

@@ -19,7 +19,12 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/scheduler"
 )
 
-// +kubebuilder:webhook:path=/validate-cnat-programming-kubernetes-info-v1beta1-at,mutating=false,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=vat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent
+// The rules are spelled out in full (with the scope the API server would
+// otherwise default) so that what is applied equals what is stored: an
+// atomic list that differs only by a default makes `kubectl apply
+// --server-side` after `kubectl apply` conflict.
+//
+// +kubebuilder:webhook:path=/validate-cnat-programming-kubernetes-info-v1beta1-at,mutating=false,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=vat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent,patch=`{"rules":[{"apiGroups":["cnat.programming-kubernetes.info"],"apiVersions":["v1beta1"],"operations":["CREATE","UPDATE"],"resources":["ats"],"scope":"Namespaced"}]}`
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=create
 
