@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -69,10 +68,12 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return result, err
 	}
 	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
-		if err == nil || apierrors.IsConflict(statusErr) {
-			return ctrl.Result{}, statusErr
+		// A status not written is retried even when the reconcile's own
+		// error was terminal: the At must say what happened.
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Reconcile failed")
 		}
-		ctrl.LoggerFrom(ctx).Error(statusErr, "Writing status failed")
+		return ctrl.Result{}, statusErr
 	}
 	return result, err
 }
