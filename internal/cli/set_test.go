@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/programming-kubernetes/cnat/internal/manifests"
+	"github.com/programming-kubernetes/cnat/internal/testenv"
 )
 
 func TestBuildCommand(t *testing.T) {
@@ -73,9 +74,9 @@ func TestDiffAndApplyExitCodes(t *testing.T) {
 		t.Errorf("parent %v %v", parent.Labels, parent.Annotations)
 	}
 
-	kubectl := filepath.Join(binDir(), "kubectl")
+	kubectl := filepath.Join(testenv.BinaryAssetsDirectory(), "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {
-		t.Skipf("no kubectl in %s: %v", binDir(), err)
+		t.Fatalf("no kubectl in %s (make tools): %v", testenv.BinaryAssetsDirectory(), err)
 	}
 	get := exec.Command(kubectl, "--kubeconfig", kubeconfig, "get", "secrets", "-A", "-l", "applyset.kubernetes.io/id", "-o", "name")
 	b, err := get.CombinedOutput()

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/testenv"
 )
 
 // The integration tests run cnatctl's commands, flags and all, against a
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "kustomize", "base", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: binDir(),
+		BinaryAssetsDirectory: testenv.BinaryAssetsDirectory(),
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -78,13 +79,6 @@ func TestMain(m *testing.M) {
 		return m.Run()
 	}()
 	os.Exit(code)
-}
-
-func binDir() string {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
-	}
-	return filepath.Join("..", "..", "bin")
 }
 
 // run runs cnatctl (as argv0) with args against the test cluster and

@@ -28,6 +28,7 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/testenv"
 )
 
 // The suite runs the real reconciler against a real kube-apiserver and etcd
@@ -52,7 +53,7 @@ func TestMain(m *testing.M) {
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "kustomize", "base", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: binDir(),
+		BinaryAssetsDirectory: testenv.BinaryAssetsDirectory(),
 	}
 	var err error
 	if testConfig, err = env.Start(); err != nil {
@@ -67,13 +68,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
 	}
 	os.Exit(code)
-}
-
-func binDir() string {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
-	}
-	return filepath.Join("..", "..", "bin")
 }
 
 func zapLevel() zapcore.Level {

@@ -16,6 +16,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/programming-kubernetes/cnat/internal/testenv"
 )
 
 // TestRepoOverlaysApplyWithKubectl applies each of the repository's
@@ -25,13 +27,13 @@ import (
 // again, which must change nothing. Each overlay gets an API server of its
 // own: the same objects, differently configured, as on separate clusters.
 func TestRepoOverlaysApplyWithKubectl(t *testing.T) {
-	kubectl := filepath.Join(binDir(), "kubectl")
+	kubectl := filepath.Join(testenv.BinaryAssetsDirectory(), "kubectl")
 	if _, err := os.Stat(kubectl); err != nil {
 		t.Fatalf("kubectl from make tools: %v", err)
 	}
 	for _, overlay := range []string{"local", "kind", "production"} {
 		t.Run(overlay, func(t *testing.T) {
-			env := &envtest.Environment{BinaryAssetsDirectory: binDir()}
+			env := &envtest.Environment{BinaryAssetsDirectory: testenv.BinaryAssetsDirectory()}
 			cfg, err := env.Start()
 			if err != nil {
 				t.Fatal(err)

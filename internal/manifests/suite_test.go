@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/programming-kubernetes/cnat/internal/testenv"
 )
 
 // The integration tests run the Applier against a real kube-apiserver and
@@ -30,7 +32,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	env := &envtest.Environment{BinaryAssetsDirectory: binDir()}
+	env := &envtest.Environment{BinaryAssetsDirectory: testenv.BinaryAssetsDirectory()}
 	var err error
 	if testConfig, err = env.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest (kube-apiserver and etcd from %s; run make tools): %v\n", env.BinaryAssetsDirectory, err)
@@ -44,13 +46,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
 	}
 	os.Exit(code)
-}
-
-func binDir() string {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
-	}
-	return filepath.Join("..", "..", "bin")
 }
 
 // harness is an Applier of one set, printing into out.

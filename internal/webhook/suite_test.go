@@ -28,6 +28,7 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
 	"github.com/programming-kubernetes/cnat/internal/controller"
+	"github.com/programming-kubernetes/cnat/internal/testenv"
 )
 
 // The suite runs a real kube-apiserver and etcd (bin/, make tools) with the
@@ -62,7 +63,7 @@ func TestMain(m *testing.M) {
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
 			Paths: []string{filepath.Join(repo, "kustomize", "base", "webhook", "manifests.yaml")},
 		},
-		BinaryAssetsDirectory: binDir(repo),
+		BinaryAssetsDirectory: testenv.BinaryAssetsDirectory(),
 	}
 	cfg, err := testEnv.Start()
 	if err != nil {
@@ -136,13 +137,6 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-func binDir(repo string) string {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
-	}
-	return filepath.Join(repo, "bin")
 }
 
 func zapLevel() zapcore.Level {
