@@ -13,6 +13,8 @@ controller_kubeconfig="${local_dir}/e2e-controller.kubeconfig"
 controller_log="${local_dir}/e2e-controller.log"
 export PATH="${root}/bin:${PATH}"
 export KUBECONFIG="${admin_kubeconfig}"
+# shellcheck source=hack/lib/controller.sh
+source "${root}/hack/lib/controller.sh"
 
 echo "e2e: deploying kustomize/overlays/local with cnatctl"
 cnatctl apply -k "${root}/kustomize/overlays/local" --prune
@@ -51,16 +53,7 @@ KUBECONFIG="${controller_kubeconfig}" "${root}/bin/cnat-controller" \
 controller=$!
 trap 'kill "${controller}" 2>/dev/null || true; wait "${controller}" 2>/dev/null || true' EXIT
 
-for _ in $(seq 1 120); do
-  if curl -fsS http://127.0.0.1:8081/readyz >/dev/null 2>&1; then break; fi
-  if ! kill -0 "${controller}" 2>/dev/null; then
-    echo "e2e: the controller exited:" >&2
-    tail -n 40 "${controller_log}" >&2
-    exit 1
-  fi
-  sleep 0.5
-done
-curl -fsS http://127.0.0.1:8081/readyz >/dev/null || { echo "e2e: the controller never became ready" >&2; tail -n 40 "${controller_log}" >&2; exit 1; }
+wait_ready "${controller}" "${controller_log}"
 
 echo "e2e: running the suite"
 status=0

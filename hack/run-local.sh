@@ -9,6 +9,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export KUBECONFIG="${root}/.local/kubeconfig"
 export PATH="${root}/bin:${PATH}"
+# shellcheck source=hack/lib/controller.sh
+source "${root}/hack/lib/controller.sh"
 
 if [[ ! -f "${KUBECONFIG}" ]]; then
   echo "run-local: ${KUBECONFIG} missing: run make cluster" >&2
@@ -28,14 +30,7 @@ watcher=""
 trap 'kill ${watcher} "${controller}" 2>/dev/null || true; wait "${controller}" 2>/dev/null || true' EXIT INT TERM
 
 # Ready means the webhook certificate is in place and the webhooks serve.
-for _ in $(seq 1 120); do
-  if curl -fsS http://127.0.0.1:8081/readyz >/dev/null 2>&1; then break; fi
-  if ! kill -0 "${controller}" 2>/dev/null; then
-    echo "run-local: the controller exited" >&2
-    exit 1
-  fi
-  sleep 0.5
-done
+wait_ready "${controller}" ""
 
 schedule="$(date -u -d '+10 seconds' +%Y-%m-%dT%H:%M:%SZ)"
 kubectl delete at hello --ignore-not-found --wait=true >/dev/null

@@ -1,0 +1,33 @@
+# Shell functions for scripts that run the controller on the host
+# (hack/run-local.sh, hack/e2e-local.sh). Source it; it defines functions only.
+
+# wait_ready PID LOG waits until the controller with process PID answers
+# /readyz on 127.0.0.1:8081 (its webhook server serves with a certificate),
+# for at most a minute. It needs no HTTP client: bash's /dev/tcp is enough.
+wait_ready() {
+  local pid="$1" log="$2" status
+  for _ in $(seq 1 120); do
+    if status="$(readyz)" && [[ "${status}" == *" 200 "* ]]; then
+      return 0
+    fi
+    if ! kill -0 "${pid}" 2>/dev/null; then
+      echo "the controller exited:" >&2
+      [[ -f "${log}" ]] && tail -n 40 "${log}" >&2
+      return 1
+    fi
+    sleep 0.5
+  done
+  echo "the controller did not become ready within a minute" >&2
+  [[ -f "${log}" ]] && tail -n 40 "${log}" >&2
+  return 1
+}
+
+# readyz prints the status line of GET http://127.0.0.1:8081/readyz.
+readyz() {
+  local line
+  { exec 3<>/dev/tcp/127.0.0.1/8081; } 2>/dev/null || return 1
+  printf 'GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  IFS= read -r line <&3 || true
+  exec 3<&- 3>&-
+  printf '%s\n' "${line}"
+}
