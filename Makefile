@@ -69,7 +69,7 @@ verify: manifests generate ## Fail when generated files are stale, the code is n
 ##@ Test
 
 .PHONY: test
-test: verify lint test-unit test-integration e2e ## Everything CI runs.
+test: verify lint test-unit test-integration e2e e2e-real ## Everything CI runs.
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure logic, no API server.
@@ -82,6 +82,10 @@ test-integration: tools ## Integration tests against a real API server (envtest)
 .PHONY: e2e
 e2e: cluster build ## The end-to-end suite (e2e/) on the local cluster, the controller running as its ServiceAccount.
 	hack/e2e-local.sh
+
+.PHONY: e2e-real
+e2e-real: cluster build ## The end-to-end suite on real Pods: the real node, cnat in-cluster (skipped where there is no real node).
+	hack/e2e-real.sh
 
 .PHONY: e2e-kind
 e2e-kind: ## The end-to-end suite on kind (needs Docker and kind; what GitHub Actions runs).
@@ -100,16 +104,18 @@ tools: ## Build the pinned tools into bin/ (skips what is already built).
 	hack/tools.sh
 
 .PHONY: cluster
-cluster: tools ## Start the embedded local cluster (kwok, simulated nodes); kubeconfig in .local/kubeconfig.
+cluster: tools ## Start the embedded local cluster: simulated nodes, and a real node where the machine allows; kubeconfig in .local/kubeconfig.
 	hack/cluster-up.sh
+	hack/real-node-up.sh
 
 .PHONY: cluster-down
-cluster-down: ## Remove the embedded local cluster.
+cluster-down: ## Remove the embedded local cluster and undo what the real node changed on the host.
+	hack/real-node-down.sh
 	hack/cluster-down.sh
 
 .PHONY: install
 install: cluster build ## Install the local overlay (CRD, RBAC, webhook configurations) into the local cluster with cnatctl.
-	$(BIN)/cnatctl --kubeconfig $(LOCAL_KUBECONFIG) apply -k kustomize/overlays/local --prune
+	$(BIN)/cnatctl --kubeconfig $(LOCAL_KUBECONFIG) apply -k kustomize/overlays/local --name local --prune
 
 .PHONY: run
 run: install ## Run cnat on the local cluster with a sample At a few seconds ahead.

@@ -3,7 +3,8 @@
 // asserts what a user sees — phase, conditions, exit code, Events, Pods.
 //
 // It runs unchanged on the embedded local cluster (make e2e: kwok nodes,
-// the controller on the host with its ServiceAccount's token) and on kind
+// the controller on the host with its ServiceAccount's token; make
+// e2e-real: a real kubelet node, the controller in-cluster) and on kind
 // (make e2e-kind: real nodes, the controller in-cluster). The Pods it
 // creates carry both a real command and the annotations with which the
 // local cluster's simulated kubelet imitates that command, so each
@@ -13,4 +14,6 @@
 //
 //	KUBECONFIG                  the cluster (required)
 //	CNAT_E2E_CONTROLLER_LOG     a file with the controller's log, printed when a test fails
+//	CNAT_E2E_REAL_NODE          if set, the Ats' Pods go to the local cluster's real node
+//	CNATCTL                     the cnatctl binary (default ../bin/cnatctl)
 package e2e

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/yaml"
@@ -124,10 +125,31 @@ func runs(namespace, name, schedule, script string, exitCode int, duration time.
 					simulateExitCode: fmt.Sprint(exitCode),
 					simulateDuration: duration.String(),
 				}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "command"}}},
+				Spec: onTestNodes(corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "command"}},
+					// sh as PID 1 ignores SIGTERM: a deleted Pod would wait out
+					// the default 30 s before it is killed.
+					TerminationGracePeriodSeconds: ptr.To[int64](1),
+				}),
 			},
 		},
 	}
+}
+
+// realNodeKey is the label and taint of the local cluster's real node
+// (hack/real-node-up.sh).
+const realNodeKey = "cnat.programming-kubernetes.info/real-node"
+
+// onTestNodes sends the Pod to the local cluster's real node when
+// CNAT_E2E_REAL_NODE is set (make e2e-real); elsewhere (kind, simulated
+// nodes) the scheduler picks any node.
+func onTestNodes(spec corev1.PodSpec) corev1.PodSpec {
+	if os.Getenv("CNAT_E2E_REAL_NODE") == "" {
+		return spec
+	}
+	spec.NodeSelector = map[string]string{realNodeKey: "true"}
+	spec.Tolerations = []corev1.Toleration{{Key: realNodeKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	return spec
 }
 
 // in formats the instant d from now as a schedule.

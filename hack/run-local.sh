@@ -22,6 +22,7 @@ echo "run-local: starting the controller (Ctrl-C stops it)"
   --metrics-bind-address=127.0.0.1:8443 \
   --health-probe-bind-address=127.0.0.1:8081 \
   --webhook-dns-name=localhost \
+  --webhook-secret=cnat-webhook-localhost-cert \
   --webhook-cert-dir="${root}/.local/webhook-certs" \
   --webhook-cert-from-secret \
   --zap-encoder=console &

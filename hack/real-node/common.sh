@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # variables for the scripts that source this file
 # Sourced by hack/real-node-up.sh, hack/real-node-down.sh and the scripts
 # beside this file: where the real node keeps its state and what it is
 # called. Everything the node writes lives under .local/real-node/, except
@@ -60,10 +61,11 @@ recorded_sysctls=(
   kernel.keys.root_maxbytes
 )
 recorded_paths=(
-  /run/containerd
-  /run/netns
-  /var/lib/cni
-  /var/log/containers
+  /run/containerd                 # containerd's shim sockets
+  /run/mount                      # mount(8)'s table (libmount utab)
+  /var/lib/cni                    # the CNI result cache
+  /var/lib/kubelet                # the kubelet's device-plugins/kubelet.sock
+  /var/log/containers             # the kubelet's links to the Pods' logs
 )
 cgroup_root=/sys/fs/cgroup
 

@@ -53,10 +53,12 @@ func RenderPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodO
 		spec.WithContainers(corev1ac.Container().WithName(CommandContainerName))
 	}
 	first := &spec.Containers[0]
-	usesDefaultImage := first.Image == nil || *first.Image == ""
-	if usesDefaultImage {
+	if first.Image == nil || *first.Image == "" {
 		first.WithImage(opts.DefaultImage)
 	}
+	// The default image, whether filled in here or by the defaulting
+	// webhook, runs as root unless told otherwise.
+	usesDefaultImage := *first.Image == opts.DefaultImage
 	if at.Spec.Command != "" {
 		first.Command = []string{"/bin/sh", "-c", at.Spec.Command}
 		first.Args = nil

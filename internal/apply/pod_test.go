@@ -296,6 +296,16 @@ func TestRenderPodRestrictedSecurityDefaults(t *testing.T) {
 			},
 		},
 		{
+			name: "template container with the default image written in (by the defaulting webhook): runs as nobody",
+			at: newAt("id", podTemplate(corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "main", Image: defaultImage}},
+			})),
+			want: securityContexts{
+				Pod:        restrictedPod(),
+				Containers: []*corev1.SecurityContext{restrictedDefaultImageContainer()},
+			},
+		},
+		{
 			name: "template image container and init container: restricted, no runAsUser",
 			at: newAt("id", podTemplate(corev1.PodSpec{
 				InitContainers: []corev1.Container{{Name: "fetch", Image: "curlimages/curl:8.10.1"}},

@@ -31,7 +31,7 @@ func TestRepoOverlaysApplyWithKubectl(t *testing.T) {
 	if _, err := os.Stat(kubectl); err != nil {
 		t.Fatalf("kubectl from make tools: %v", err)
 	}
-	for _, overlay := range []string{"local", "kind", "production"} {
+	for _, overlay := range []string{"local", "local-incluster", "kind", "production"} {
 		t.Run(overlay, func(t *testing.T) {
 			env := &envtest.Environment{BinaryAssetsDirectory: testenv.BinaryAssetsDirectory()}
 			cfg, err := env.Start()

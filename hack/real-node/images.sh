@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds container images without Docker (hack/image-build) and imports them
+# into the real node's containerd (namespace k8s.io, where the kubelet sees
+# them), so Pods run them with imagePullPolicy IfNotPresent or Never:
+#
+#   busybox          docker.io/library/busybox:1.37, from Debian's static
+#                    busybox (cnat's --default-image)
+#   pause            registry.k8s.io/pause:3.10.2, from hack/image-build/pause
+#                    (containerd's sandbox image)
+#   cnat-controller  cnat-controller:e2e, from ./cmd/cnat-controller as the
+#                    Dockerfile builds it (kustomize/overlays/local-incluster)
+#
+# Usage: hack/real-node/images.sh [busybox] [pause] [cnat-controller]
+# Without names: busybox and pause. Needs the node's containerd running
+# (hack/real-node-up.sh). Tarballs stay in .local/real-node/images.
+set -euo pipefail
+
+# shellcheck source=hack/real-node/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+if [[ $# -eq 0 ]]; then
+  set -- busybox pause
+fi
+if ! ctr --address "${containerd_socket}" version >/dev/null 2>&1; then
+  echo "images: the real node's containerd is not running: run hack/real-node-up.sh" >&2
+  exit 1
+fi
+snapshotter="$(sed -n 's/^ *snapshotter = "\(.*\)"/\1/p' "${containerd_config}")"
+
+mkdir -p "${images_dir}"
+image_build="${images_dir}/image-build"
+(cd "${root}" && go build -o "${image_build}" ./hack/image-build)
+
+# Static binaries, as the Dockerfile builds the controller.
+static_build() {
+  (cd "${root}" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$1" "$2")
+}
+
+for image in "$@"; do
+  start=${SECONDS}
+  tarball="${images_dir}/${image}.tar"
+  case "${image}" in
+    busybox)
+      if [[ ! -x /bin/busybox ]] || ! /bin/busybox --list-full >/dev/null 2>&1; then
+        echo "images: /bin/busybox is missing or not a full busybox: apt-get install busybox-static" >&2
+        exit 1
+      fi
+      "${image_build}" -tag docker.io/library/busybox:1.37 -o "${tarball}" -busybox /bin/busybox
+      ;;
+    pause)
+      static_build "${images_dir}/pause" ./hack/image-build/pause
+      "${image_build}" -tag "${pause_image}" -o "${tarball}" -binary "${images_dir}/pause" -user 65535
+      ;;
+    cnat-controller)
+      static_build "${images_dir}/cnat-controller" ./cmd/cnat-controller
+      "${image_build}" -tag docker.io/library/cnat-controller:e2e -o "${tarball}" -binary "${images_dir}/cnat-controller" -user 65532
+      ;;
+    *)
+      echo "images: unknown image '${image}' (known: busybox pause cnat-controller)" >&2
+      exit 2
+      ;;
+  esac
+  ctr_k8s images import --snapshotter "${snapshotter}" "${tarball}" >/dev/null
+  echo "images: ${image} imported ($((SECONDS - start))s)"
+done
