@@ -64,12 +64,5 @@ wait_ready "${controller}" "${controller_log}"
 echo "e2e: running the suite"
 status=0
 CNAT_E2E_CONTROLLER_LOG="${controller_log}" go test -tags e2e -count=1 -timeout 15m "${root}/e2e/..." "$@" || status=$?
-# An RBAC refusal can hide behind a retry that later succeeds; any is a bug
-# in kustomize/base/rbac.
-denied='User \\?"system:serviceaccount:cnat-system:cnat-controller\\?" cannot'
-if grep -Eq "${denied}" "${controller_log}"; then
-  echo "e2e: the controller was refused permissions it needs (kustomize/base/rbac):" >&2
-  grep -E "${denied}" "${controller_log}" | head -n 10 >&2
-  status=1
-fi
+check_rbac "${controller_log}" || status=1
 exit "${status}"

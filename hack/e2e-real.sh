@@ -15,6 +15,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PATH="${root}/bin:${PATH}"
 export KUBECONFIG="${root}/.local/kubeconfig"
 controller_log="${root}/.local/e2e-real-controller.log"
+# shellcheck source=hack/lib/controller.sh
+source "${root}/hack/lib/controller.sh"
 
 "${root}/hack/real-node-up.sh"
 if [[ -z "$(kubectl get nodes -l cnat.programming-kubernetes.info/real-node=true -o name)" ]]; then
@@ -50,10 +52,5 @@ echo "e2e-real: running the suite on the real node"
 status=0
 CNAT_E2E_REAL_NODE=1 CNAT_E2E_CONTROLLER_LOG="${controller_log}" \
   go test -tags e2e -count=1 -timeout 15m "${root}/e2e/..." "$@" || status=$?
-denied='User \\?"system:serviceaccount:cnat-system:cnat-controller\\?" cannot'
-if grep -Eq "${denied}" "${controller_log}"; then
-  echo "e2e-real: the controller was refused permissions it needs (kustomize/base/rbac):" >&2
-  grep -E "${denied}" "${controller_log}" | head -n 10 >&2
-  status=1
-fi
+check_rbac "${controller_log}" || status=1
 exit "${status}"

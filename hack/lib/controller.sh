@@ -1,5 +1,5 @@
-# Shell functions for scripts that run the controller on the host
-# (hack/run-local.sh, hack/e2e-local.sh). Source it; it defines functions only.
+# Shell functions for the scripts that run the controller (hack/run-local.sh,
+# hack/e2e-local.sh, hack/e2e-real.sh). Source it; it defines functions only.
 
 # wait_ready PID LOG waits until the controller with process PID answers
 # /readyz on 127.0.0.1:8081 (its webhook server serves with a certificate),
@@ -30,4 +30,17 @@ readyz() {
   IFS= read -r line <&3 || true
   exec 3<&- 3>&-
   printf '%s\n' "${line}"
+}
+
+# check_rbac LOG fails, listing them, if the controller's log shows requests
+# the API server refused its ServiceAccount. Such a refusal can hide behind a
+# retry that later succeeds; any is a bug in kustomize/base/rbac.
+check_rbac() {
+  local log="$1"
+  local denied='User \\?"system:serviceaccount:cnat-system:cnat-controller\\?" cannot'
+  if grep -Eq "${denied}" "${log}"; then
+    echo "the controller was refused permissions it needs (kustomize/base/rbac):" >&2
+    grep -E "${denied}" "${log}" | head -n 10 >&2
+    return 1
+  fi
 }
