@@ -35,7 +35,7 @@ kind export kubeconfig --name "${cluster}" --kubeconfig "${kubeconfig}"
 make -C "${root}" docker-build IMG="${image}"
 kind load docker-image "${image}" --name "${cluster}"
 
-go build -o "${root}/bin/cnatctl" "${root}/cmd/cnatctl"
+make -C "${root}" build
 KUBECONFIG="${kubeconfig}" cnatctl apply -k "${root}/kustomize/overlays/kind" --wait --timeout 5m
 
 KUBECONFIG="${kubeconfig}" go test -tags e2e -count=1 -timeout 20m "${root}/e2e/..." "$@"

@@ -20,9 +20,6 @@ echo "e2e: deploying kustomize/overlays/local with cnatctl"
 # One ApplySet for the local cluster, whichever overlay: coming from make
 # e2e-real, this prunes the in-cluster Deployment.
 cnatctl apply -k "${root}/kustomize/overlays/local" --name local --prune
-# Two controllers must not act at once: wait out an in-cluster one being
-# pruned.
-kubectl wait --for=delete pods --namespace cnat-system --selector app.kubernetes.io/component=controller --timeout 2m >/dev/null
 
 echo "e2e: a kubeconfig for the controller's ServiceAccount cnat-system/cnat-controller"
 server="$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')"
@@ -48,15 +45,8 @@ EOF
 chmod 600 "${controller_kubeconfig}"
 
 echo "e2e: starting the controller (log: ${controller_log})"
-KUBECONFIG="${controller_kubeconfig}" "${root}/bin/cnat-controller" \
-  --metrics-bind-address=127.0.0.1:8443 \
-  --health-probe-bind-address=127.0.0.1:8081 \
-  --webhook-dns-name=localhost \
-  --webhook-secret=cnat-webhook-localhost-cert \
-  --webhook-cert-dir="${local_dir}/webhook-certs" \
-  --webhook-cert-from-secret \
-  >"${controller_log}" 2>&1 &
-controller=$!
+start_host_controller --kubeconfig="${controller_kubeconfig}" >"${controller_log}" 2>&1
+controller=${controller_pid}
 trap 'kill "${controller}" 2>/dev/null || true; wait "${controller}" 2>/dev/null || true' EXIT
 
 wait_ready "${controller}" "${controller_log}"

@@ -18,15 +18,8 @@ if [[ ! -f "${KUBECONFIG}" ]]; then
 fi
 
 echo "run-local: starting the controller (Ctrl-C stops it)"
-"${root}/bin/cnat-controller" \
-  --metrics-bind-address=127.0.0.1:8443 \
-  --health-probe-bind-address=127.0.0.1:8081 \
-  --webhook-dns-name=localhost \
-  --webhook-secret=cnat-webhook-localhost-cert \
-  --webhook-cert-dir="${root}/.local/webhook-certs" \
-  --webhook-cert-from-secret \
-  --zap-encoder=console &
-controller=$!
+start_host_controller --zap-encoder=console
+controller=${controller_pid}
 watcher=""
 trap 'kill ${watcher} "${controller}" 2>/dev/null || true; wait "${controller}" 2>/dev/null || true' EXIT INT TERM
 

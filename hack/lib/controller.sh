@@ -1,6 +1,30 @@
 # Shell functions for the scripts that run the controller (hack/run-local.sh,
 # hack/e2e-local.sh, hack/e2e-real.sh). Source it; it defines functions only.
 
+# start_host_controller [ARG...] starts bin/cnat-controller in the
+# background against $KUBECONFIG the way the local overlay expects it
+# (kustomize/overlays/local): webhooks on https://localhost:9443 with a
+# certificate for "localhost" kept in its own Secret and copied into
+# .local/webhook-certs, metrics and probes on 127.0.0.1. An in-cluster
+# controller still terminating (from make e2e-real) is waited out first: two
+# controllers must not act at once. Extra arguments go to the controller;
+# its PID is left in controller_pid.
+start_host_controller() {
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  kubectl wait --for=delete pods --namespace cnat-system \
+    --selector app.kubernetes.io/component=controller --timeout 2m >/dev/null
+  "${root}/bin/cnat-controller" \
+    --metrics-bind-address=127.0.0.1:8443 \
+    --health-probe-bind-address=127.0.0.1:8081 \
+    --webhook-dns-name=localhost \
+    --webhook-secret=cnat-webhook-localhost-cert \
+    --webhook-cert-dir="${root}/.local/webhook-certs" \
+    --webhook-cert-from-secret \
+    "$@" &
+  controller_pid=$!
+}
+
 # wait_ready PID LOG waits until the controller with process PID answers
 # /readyz on 127.0.0.1:8081 (its webhook server serves with a certificate),
 # for at most a minute. It needs no HTTP client: bash's /dev/tcp is enough.
