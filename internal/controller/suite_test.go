@@ -199,22 +199,7 @@ func (h *harness) finishPod(podName string, code int32) {
 	h.t.Helper()
 	pod := &corev1.Pod{}
 	h.g.Expect(apiClient.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: podName}, pod)).To(Succeed())
-	phase, reason := corev1.PodSucceeded, "Completed"
-	if code != 0 {
-		phase, reason = corev1.PodFailed, "Error"
-	}
-	finished := metav1.NewTime(h.clock.Now())
-	pod.Status = corev1.PodStatus{
-		Phase:     phase,
-		StartTime: &finished,
-		ContainerStatuses: []corev1.ContainerStatus{{
-			Name:  pod.Spec.Containers[0].Name,
-			Image: pod.Spec.Containers[0].Image,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: code, Reason: reason, StartedAt: finished, FinishedAt: finished,
-			}},
-		}},
-	}
+	pod.Status = testenv.TerminatedStatus(pod, code, h.clock.Now())
 	h.g.Expect(apiClient.Status().Update(h.ctx, pod)).To(Succeed())
 }
 
@@ -223,16 +208,7 @@ func (h *harness) runPod(podName string) {
 	h.t.Helper()
 	pod := &corev1.Pod{}
 	h.g.Expect(apiClient.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: podName}, pod)).To(Succeed())
-	now := metav1.NewTime(h.clock.Now())
-	pod.Status = corev1.PodStatus{
-		Phase:     corev1.PodRunning,
-		StartTime: &now,
-		ContainerStatuses: []corev1.ContainerStatus{{
-			Name:  pod.Spec.Containers[0].Name,
-			Image: pod.Spec.Containers[0].Image,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
-		}},
-	}
+	pod.Status = testenv.RunningStatus(pod, h.clock.Now())
 	h.g.Expect(apiClient.Status().Update(h.ctx, pod)).To(Succeed())
 }
 

@@ -20,6 +20,7 @@ import (
 
 	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/testenv"
 )
 
 func newNamespace(t *testing.T) string {
@@ -45,15 +46,7 @@ func playKubelet(ctx context.Context, g *WithT, namespace, name string, code int
 	g.Eventually(func() error {
 		return adminClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pod)
 	}).Should(Succeed())
-	phase := corev1.PodSucceeded
-	if code != 0 {
-		phase = corev1.PodFailed
-	}
-	now := metav1.Now()
-	pod.Status = corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
-		Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, StartedAt: now, FinishedAt: now}},
-	}}}
+	pod.Status = testenv.TerminatedStatus(pod, code, time.Now())
 	g.Expect(adminClient.Status().Update(ctx, pod)).To(Succeed())
 }
 
