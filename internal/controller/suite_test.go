@@ -194,6 +194,12 @@ func (h *harness) pods(atName string) []corev1.Pod {
 	return list.Items
 }
 
+// podName is the name of the Pod of attempt of the At atName.
+func (h *harness) podName(atName string, attempt int32) string {
+	h.t.Helper()
+	return apply.PodName(h.at(atName), attempt)
+}
+
 // finishPod plays the kubelet: the Pod's command ran and exited with code.
 func (h *harness) finishPod(podName string, code int32) {
 	h.t.Helper()
