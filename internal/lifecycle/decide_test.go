@@ -76,10 +76,16 @@ func exited(code int32, at time.Time) func(*corev1.Pod) {
 
 func running(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }
 
+// deletedAt deletes the Pod at the time as the API server would: at once
+// (grace period 0) when it is finished, else with 30 seconds of grace.
 func deletedAt(at time.Time) func(*corev1.Pod) {
 	return func(p *corev1.Pod) {
-		p.DeletionTimestamp = ptr.To(metav1.NewTime(at.Add(30 * time.Second)))
-		p.DeletionGracePeriodSeconds = ptr.To[int64](30)
+		grace := int64(30)
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			grace = 0
+		}
+		p.DeletionTimestamp = ptr.To(metav1.NewTime(at.Add(time.Duration(grace) * time.Second)))
+		p.DeletionGracePeriodSeconds = ptr.To(grace)
 	}
 }
 
@@ -159,10 +165,28 @@ func TestDecide(t *testing.T) {
 			name: "Pod deleted while it ran, then killed: PodDeleted, not retried",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
 			pods: func(t *testing.T) []corev1.Pod {
-				return []corev1.Pod{podOf(t, at, 1, t0, deletedAt(t0.Add(time.Minute)), exited(137, t0.Add(time.Minute+2*time.Second)))}
+				return []corev1.Pod{podOf(t, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(137, t0.Add(time.Minute+2*time.Second)))}
 			},
 			now:  t0.Add(2 * time.Minute),
 			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
+		},
+		{
+			name: "killed within the second it was deleted: the grace period says it was running",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(t *testing.T) []corev1.Pod {
+				return []corev1.Pod{podOf(t, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(143, t0.Add(time.Minute)))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](143), Release: []string{name1}},
+		},
+		{
+			name: "failed and deleted by a janitor within the same second: its own failure, retried",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(t *testing.T) []corev1.Pod {
+				return []corev1.Pod{podOf(t, at, 1, t0, exited(1, t0.Add(time.Second)), deletedAt(t0.Add(time.Second)))}
+			},
+			now:  t0.Add(2 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(11 * time.Second)},
 		},
 		{
 			name: "a Pod that failed, then was deleted by a janitor, is retried after its backoff",

@@ -255,6 +255,9 @@ func (w *modelWorld) deleteAt(orphan bool) {
 	}
 }
 
+// deletePod deletes a Pod as the API server does: at once when it is
+// finished or not scheduled, else with its termination grace period; a Pod
+// with finalizers stays, with its deletion timestamp, until they are gone.
 func (w *modelWorld) deletePod(p *corev1.Pod) {
 	if p.DeletionTimestamp != nil {
 		return
@@ -263,8 +266,12 @@ func (w *modelWorld) deletePod(p *corev1.Pod) {
 		delete(w.pods, p.Name)
 		return
 	}
-	p.DeletionTimestamp = ptr.To(metav1.NewTime(w.now))
-	p.DeletionGracePeriodSeconds = ptr.To[int64](0)
+	grace := int64(30)
+	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		grace = 0
+	}
+	p.DeletionTimestamp = ptr.To(metav1.NewTime(w.now.Add(time.Duration(grace) * time.Second)))
+	p.DeletionGracePeriodSeconds = ptr.To(grace)
 }
 
 // randomPod is one of the Pods, or nil.
@@ -371,14 +378,17 @@ func (w *modelWorld) kubelet() string {
 		case p.DeletionTimestamp != nil:
 			return "nothing"
 		case w.rnd.IntN(6) == 0:
+			p.Spec.NodeName = "node"
 			p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu"}
 			return "Pod rejected by the kubelet"
 		case w.rnd.IntN(6) == 0:
+			p.Spec.NodeName = "node"
 			p.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
 				Name: p.Spec.Containers[0].Name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull"}},
 			}}}
 			return "Pod cannot pull its image"
 		}
+		p.Spec.NodeName = "node"
 		p.Status = corev1.PodStatus{Phase: corev1.PodRunning}
 		return "Pod runs"
 	case corev1.PodRunning:

@@ -45,10 +45,18 @@ type podResult struct {
 // readPod reads where a Pod of cnat's stands.
 //
 // A Pod with a deletion timestamp counts as deleted before it finished,
-// unless it succeeded (the command exited 0, whoever deleted it later) or
-// it had failed on its own strictly before the deletion was requested, as
-// when a janitor deletes finished Pods. A Pod killed because it was deleted
-// also ends Failed; it must not be taken for a failure the At may retry.
+// unless it succeeded (the command exited 0, whoever deleted it later) or it
+// had already failed when it was deleted, as when a janitor deletes finished
+// Pods. A Pod killed because it was deleted also ends Failed, and must not be
+// taken for a failure the At may retry. What tells them apart is the API
+// server's own rule: deleting a Pod that is already Failed or Succeeded (or
+// was never scheduled) is immediate, with a grace period of 0; deleting a
+// running Pod gives it its termination grace period. So a Failed Pod whose
+// deletion had a grace period failed while it was being deleted; one with a
+// grace period of 0 failed on its own if it finished no later than the
+// deletion (a forced deletion of a running Pod, also immediate, is killed
+// after it: timestamps have whole seconds, so one killed within the second
+// of its forced deletion is the one case read as its own failure).
 func readPod(pod *corev1.Pod) podResult {
 	r := podResult{state: podWaiting}
 	if term := commandTermination(pod); term != nil {
@@ -75,13 +83,18 @@ func readPod(pod *corev1.Pod) podResult {
 	if r.state == podSucceeded || r.state == podFailed {
 		r.finishedAt = finishedTime(pod)
 	}
-	if pod.DeletionTimestamp != nil && r.state != podSucceeded {
-		if r.state != podFailed || !r.finishedAt.Before(deletionRequested(pod)) {
-			r.state = podDeleted
-			r.finishedAt = deletionRequested(pod)
-		}
+	if pod.DeletionTimestamp != nil && r.state != podSucceeded && !failedBeforeDeletion(pod, r) {
+		r.state = podDeleted
+		r.finishedAt = deletionRequested(pod)
 	}
 	return r
+}
+
+// failedBeforeDeletion reports whether a deleted Pod had already failed when
+// its deletion was asked for (see readPod).
+func failedBeforeDeletion(pod *corev1.Pod, r podResult) bool {
+	immediate := ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0
+	return r.state == podFailed && immediate && !r.finishedAt.After(pod.DeletionTimestamp.Time)
 }
 
 // deletionRequested is when the Pod's deletion was asked for: its deletion
