@@ -72,6 +72,10 @@ func (src *At) ConvertTo(dstRaw conversion.Hub) error {
 				fmt.Sprintf("the template of this At (%s bytes) does not fit beside its annotations (at most %d bytes together), so v1alpha1 cannot carry it: write this At through v1beta1", size, TotalAnnotationSizeLimit)))
 	}
 	if raw, ok := src.Annotations[ConversionDataAnnotation]; ok {
+		if size := annotationsSize(src.Annotations); size > TotalAnnotationSizeLimit {
+			return fmt.Errorf("converting v1alpha1 At %s/%s to v1beta1: %w", src.Namespace, src.Name,
+				field.TooLong(annotationPath, field.OmitValueType{}, TotalAnnotationSizeLimit))
+		}
 		template, err := DecodeConversionData(raw)
 		if err != nil {
 			return fmt.Errorf("converting v1alpha1 At %s/%s to v1beta1: %w", src.Namespace, src.Name, err)
