@@ -156,7 +156,7 @@ func hostileInputs() []inputCase {
 		inputCase{class: "name", name: "non-ASCII", edit: set("metadata.name", "ät"), wantField: "metadata.name", wantText: "RFC 1123"},
 
 		inputCase{class: "careless", name: "typo comand", strict: true, edit: set("spec.comand", "echo"), wantField: "spec.comand", wantText: "unknown field"},
-		inputCase{class: "careless", name: "typo schedual", strict: true, edit: set("spec.schedual", "2099-01-01T00:00:00Z"), wantField: "spec.schedual", wantText: "unknown field"},
+		inputCase{class: "careless", name: "typo schedual", strict: true, edit: set("spec.schedual", "2099-01-01T00:00:00Z"), wantField: "spec.schedual", wantText: "unknown field"}, //nolint:misspell // the typo is the input
 		inputCase{class: "careless", name: "reserved conversion annotation on v1beta1", edit: templateAnnotation(`{"template":{}}`)},
 	)...)
 	// The reserved annotation means something different in each version.
