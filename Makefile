@@ -73,7 +73,7 @@ test: verify lint test-unit test-integration e2e e2e-real ## Everything CI runs.
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure logic, no API server; a short fuzz run of the conversion annotation and of At validation.
-	go test ./api/... ./internal/scheduler/... ./internal/apply/... ./internal/certs/...
+	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/...
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzDecodeConversionData -fuzztime=5s
 	go test ./internal/webhook -run='^$$' -fuzz=FuzzValidateAt -fuzztime=5s
 
