@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -146,9 +147,24 @@ func TestStatusIsTheControllersAlone(t *testing.T) {
 
 	// Issue 9: the v1alpha1 conversion annotation rewritten to claim five
 	// attempts, retrying.
+	// The user keeps whatever else the annotation holds, so the spec stays
+	// as it is and no other rule (the confused-deputy guard of a spec
+	// change) is what refuses the write.
 	u := read(cnatv1alpha1.GroupVersion.String())
-	u.SetAnnotations(map[string]string{cnatv1alpha1.ConversionDataAnnotation: `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`})
-	err := mallory.Update(ctx, u)
+	data := map[string]any{}
+	if raw, ok := u.GetAnnotations()[cnatv1alpha1.ConversionDataAnnotation]; ok {
+		g.Expect(json.Unmarshal([]byte(raw), &data)).To(Succeed())
+	}
+	data["status"] = map[string]any{"phase": "Running", "attempts": 5, "reason": "Retrying"}
+	forged, err := json.Marshal(data)
+	g.Expect(err).NotTo(HaveOccurred())
+	annotations := u.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[cnatv1alpha1.ConversionDataAnnotation] = string(forged)
+	u.SetAnnotations(annotations)
+	err = mallory.Update(ctx, u)
 	g.Expect(err).To(HaveOccurred(), "a forged status in the annotation is refused")
 	g.Expect(stored()).To(Equal(before))
 
