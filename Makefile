@@ -72,8 +72,10 @@ verify: manifests generate ## Fail when generated files are stale, the code is n
 test: verify lint test-unit test-integration e2e e2e-real ## Everything CI runs.
 
 .PHONY: test-unit
-test-unit: ## Unit tests: pure logic, no API server.
+test-unit: ## Unit tests: pure logic, no API server; a short fuzz run of the conversion annotation and of At validation.
 	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/...
+	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzDecodeConversionData -fuzztime=5s
+	go test ./internal/webhook -run='^$$' -fuzz=FuzzValidateAt -fuzztime=5s
 
 .PHONY: test-integration
 test-integration: tools ## Integration tests against a real API server (envtest): reconciler, webhooks, cnatctl.
@@ -92,10 +94,12 @@ e2e-kind: ## The end-to-end suite on kind (needs Docker and kind; what GitHub Ac
 	hack/e2e-kind.sh
 
 .PHONY: fuzz
-fuzz: ## Fuzz the schedule parser and both conversion round trips, a minute each.
+fuzz: ## Fuzz the schedule parser, both conversion round trips, the conversion annotation and At validation, a minute each.
 	go test ./internal/scheduler -run='^$$' -fuzz=FuzzParseSchedule -fuzztime=60s
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzHubRoundTrip -fuzztime=60s
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzSpokeRoundTrip -fuzztime=60s
+	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzDecodeConversionData -fuzztime=60s
+	go test ./internal/webhook -run='^$$' -fuzz=FuzzValidateAt -fuzztime=60s
 
 ##@ Local cluster
 

@@ -4,258 +4,281 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
+	sigsjson "sigs.k8s.io/json"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// ConversionDataAnnotation is the annotation in which a v1alpha1 At keeps,
-// as JSON, everything of its v1beta1 form that v1alpha1 has no field for, so
-// that writing the object back through v1alpha1 loses nothing. Only the
-// conversion writes and reads it, and it only ever appears on v1alpha1
-// objects: converting to v1beta1 takes it off. Its format is described in
-// the package documentation.
+// ConversionDataAnnotation is the annotation in which a v1alpha1 At carries
+// spec.template, the one v1beta1 field v1alpha1 has no field for, as
+// {"template":{...}} (see the package documentation). The key is reserved
+// for the conversion: a v1beta1 At's own value under it is dropped.
 const ConversionDataAnnotation = "cnat.programming-kubernetes.info/conversion-data"
+
+// TemplateTooLargeLabel marks the v1alpha1 form of an At whose template
+// does not fit beside its other annotations (see TotalAnnotationSizeLimit):
+// its value is the size the annotation would have had, in bytes. Such an At
+// can be read, but not written, through v1alpha1. The key is reserved for
+// the conversion, as is ConversionDataAnnotation.
+const TemplateTooLargeLabel = "cnat.programming-kubernetes.info/template-too-large"
+
+// TotalAnnotationSizeLimit is the API server's limit on the size of all
+// annotations of one object together (the lengths of keys and values):
+// k8s.io/apimachinery's apimachineryvalidation.TotalAnnotationSizeLimitB.
+// The v1alpha1 form of an At whose annotations exceed it could not be
+// served, so the conversion refuses to carry a template that would.
+const TotalAnnotationSizeLimit = 256 * 1024
 
 var _ conversion.Convertible = &At{}
 
-// conversionData is the value of ConversionDataAnnotation: what a v1beta1 At
-// holds beyond the v1alpha1 fields. Every field is left out when it has
-// nothing to keep, and an annotation with nothing to keep is not written.
+// conversionData is the value of ConversionDataAnnotation.
 type conversionData struct {
-	// Spec holds the v1beta1 spec fields other than schedule and command,
-	// which v1alpha1 carries itself.
-	Spec *conversionSpec `json:"spec,omitempty"`
-
-	// Status is the v1beta1 status. Its phase is left out when the
-	// v1alpha1 phase gives it back (Pending, Running, Succeeded); it is kept
-	// when it does not (Failed and Missed are both DONE in v1alpha1).
-	Status *cnatv1beta1.AtStatus `json:"status,omitempty"`
-
-	// Annotation is the value the v1beta1 object itself has under
-	// ConversionDataAnnotation, if any. The key is the conversion's only on
-	// v1alpha1 objects; on v1beta1 it is an annotation like any other, kept
-	// here while the v1alpha1 form uses the key.
-	Annotation *string `json:"annotation,omitempty"`
+	// Template is the v1beta1 spec.template.
+	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
 }
 
-// conversionSpec is the part of the v1beta1 AtSpec that v1alpha1 has no
-// field for. It must name every field of v1beta1.AtSpec but Schedule and
-// Command; TestConversionSpecCoversHub checks that.
-type conversionSpec struct {
-	TimeZone                *string                 `json:"timeZone,omitempty"`
-	Template                *corev1.PodTemplateSpec `json:"template,omitempty"`
-	StartingDeadlineSeconds *int64                  `json:"startingDeadlineSeconds,omitempty"`
-	Suspend                 *bool                   `json:"suspend,omitempty"`
-	ActiveDeadlineSeconds   *int64                  `json:"activeDeadlineSeconds,omitempty"`
-	BackoffLimit            *int32                  `json:"backoffLimit,omitempty"`
-	TTLSecondsAfterFinished *int32                  `json:"ttlSecondsAfterFinished,omitempty"`
-}
+// annotationPath is the field path of ConversionDataAnnotation in errors.
+var annotationPath = field.NewPath("metadata", "annotations").Key(ConversionDataAnnotation)
 
 // ConvertTo converts this v1alpha1 At to the hub version, v1beta1.
 //
-// Schedule and command are copied. The phase maps PENDING to Pending,
-// RUNNING to Running and DONE to Succeeded; other values are copied as they
-// are. When the At carries ConversionDataAnnotation (it was read through
-// v1alpha1), the v1beta1 fields it holds are restored first and the
-// annotation is taken off; schedule and command are then always the
-// v1alpha1 ones (they may have been edited through v1alpha1), and the phase
-// kept in the annotation is restored only while the v1alpha1 phase is still
-// the one it maps to. An annotation that cannot be read (not JSON, not of
-// this form, or with nothing in it) is not an error: it stays on the v1beta1
-// object as an ordinary annotation and the plain mapping applies.
+// Every spec and status field is copied; status.phase maps PENDING to
+// Pending, RUNNING to Running and DONE to status.outcome (Succeeded when it
+// is empty). The template is read from ConversionDataAnnotation, strictly:
+// an annotation that is not exactly {"template":{...}} with a Pod template
+// in it (unknown or duplicate fields, wrong types, a quantity that does not
+// parse, trailing data) is an error that names the field, so the annotation
+// cannot carry anything the v1beta1 API would refuse by its schema. So is a
+// spec with neither command nor template.
 func (src *At) ConvertTo(dstRaw conversion.Hub) error {
 	dst, ok := dstRaw.(*cnatv1beta1.At)
 	if !ok {
 		return fmt.Errorf("converting v1alpha1 At to %T: the hub of At is *v1beta1.At", dstRaw)
 	}
-
 	out := cnatv1beta1.At{TypeMeta: dst.TypeMeta}
 	src.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	removeReserved(&out.ObjectMeta)
 
-	restoredPhase := cnatv1beta1.Phase("")
+	if size, ok := src.Labels[TemplateTooLargeLabel]; ok {
+		return fmt.Errorf("converting v1alpha1 At %s/%s to v1beta1: %w", src.Namespace, src.Name,
+			field.Forbidden(field.NewPath("metadata", "labels").Key(TemplateTooLargeLabel),
+				fmt.Sprintf("the template of this At (%s bytes) does not fit beside its annotations (at most %d bytes together), so v1alpha1 cannot carry it: write this At through v1beta1", size, TotalAnnotationSizeLimit)))
+	}
 	if raw, ok := src.Annotations[ConversionDataAnnotation]; ok {
-		if data, ok := decodeConversionData(raw); ok {
-			removeAnnotation(&out.ObjectMeta)
-			if data.Annotation != nil {
-				setAnnotation(&out.ObjectMeta, *data.Annotation)
-			}
-			if s := data.Spec; s != nil {
-				out.Spec.TimeZone = s.TimeZone
-				out.Spec.Template = s.Template
-				out.Spec.StartingDeadlineSeconds = s.StartingDeadlineSeconds
-				out.Spec.Suspend = s.Suspend
-				out.Spec.ActiveDeadlineSeconds = s.ActiveDeadlineSeconds
-				out.Spec.BackoffLimit = s.BackoffLimit
-				out.Spec.TTLSecondsAfterFinished = s.TTLSecondsAfterFinished
-			}
-			if data.Status != nil {
-				out.Status = *data.Status
-				restoredPhase = data.Status.Phase
-			}
+		if size := annotationsSize(src.Annotations); size > TotalAnnotationSizeLimit {
+			return fmt.Errorf("converting v1alpha1 At %s/%s to v1beta1: %w", src.Namespace, src.Name,
+				field.TooLong(annotationPath, field.OmitValueType{}, TotalAnnotationSizeLimit))
 		}
+		template, err := DecodeConversionData(raw)
+		if err != nil {
+			return fmt.Errorf("converting v1alpha1 At %s/%s to v1beta1: %w", src.Namespace, src.Name, err)
+		}
+		out.Spec.Template = template
+	}
+	s := src.Spec.DeepCopy()
+	out.Spec.Schedule = s.Schedule
+	out.Spec.TimeZone = s.TimeZone
+	out.Spec.Command = s.Command
+	out.Spec.StartingDeadlineSeconds = s.StartingDeadlineSeconds
+	out.Spec.Suspend = s.Suspend
+	out.Spec.ActiveDeadlineSeconds = s.ActiveDeadlineSeconds
+	out.Spec.BackoffLimit = s.BackoffLimit
+	out.Spec.TTLSecondsAfterFinished = s.TTLSecondsAfterFinished
+	if out.Spec.Command == "" && out.Spec.Template == nil && src.DeletionTimestamp == nil {
+		return fmt.Errorf("converting v1alpha1 At %s/%s to v1beta1: %w", src.Namespace, src.Name,
+			field.Required(field.NewPath("spec", "command"), "spec.command or spec.template (in the annotation "+ConversionDataAnnotation+") must be set"))
 	}
 
-	out.Spec.Schedule = src.Spec.Schedule
-	out.Spec.Command = src.Spec.Command
-	if restoredPhase != "" && phaseToV1alpha1(restoredPhase) == src.Status.Phase {
-		out.Status.Phase = restoredPhase
-	} else {
-		out.Status.Phase = phaseToV1beta1(src.Status.Phase)
+	st := src.Status.DeepCopy()
+	out.Status = cnatv1beta1.AtStatus{
+		Phase:              phaseToV1beta1(st.Phase, st.Outcome),
+		ObservedGeneration: st.ObservedGeneration,
+		ScheduledTime:      st.ScheduledTime,
+		StartTime:          st.StartTime,
+		CompletionTime:     st.CompletionTime,
+		PodName:            st.PodName,
+		Attempts:           st.Attempts,
+		ExitCode:           st.ExitCode,
+		Reason:             st.Reason,
+		Message:            st.Message,
+		Conditions:         st.Conditions,
 	}
-
 	*dst = out
 	return nil
 }
 
 // ConvertFrom converts a hub (v1beta1) At to this version, v1alpha1.
 //
-// Schedule and command are copied. The phase maps Pending to PENDING,
-// Running to RUNNING, and Succeeded, Failed and Missed to DONE; other values
-// are copied as they are. Everything else, the other spec fields and the
-// status, is kept in ConversionDataAnnotation (see conversionData), so that
-// ConvertTo gives back the same v1beta1 object. When there is nothing to
-// keep, the annotation is not written.
+// Every spec and status field is copied; the phase maps Pending to PENDING,
+// Running to RUNNING, and Succeeded, Failed and Missed to DONE with the
+// v1beta1 phase in status.outcome. The template goes to
+// ConversionDataAnnotation; when the annotation would not fit the size limit
+// beside the At's other annotations, TemplateTooLargeLabel is set instead
+// (and ConvertTo refuses the At), so that reading the At never fails.
 func (dst *At) ConvertFrom(srcRaw conversion.Hub) error {
 	src, ok := srcRaw.(*cnatv1beta1.At)
 	if !ok {
 		return fmt.Errorf("converting %T to v1alpha1 At: the hub of At is *v1beta1.At", srcRaw)
 	}
-
 	out := At{TypeMeta: dst.TypeMeta}
 	src.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	removeAnnotation(&out.ObjectMeta)
-	out.Spec.Schedule = src.Spec.Schedule
-	out.Spec.Command = src.Spec.Command
-	out.Status.Phase = phaseToV1alpha1(src.Status.Phase)
+	removeReserved(&out.ObjectMeta)
 
-	var data conversionData
-	spec := conversionSpec{
-		TimeZone:                src.Spec.TimeZone,
-		Template:                src.Spec.Template,
-		StartingDeadlineSeconds: src.Spec.StartingDeadlineSeconds,
-		Suspend:                 src.Spec.Suspend,
-		ActiveDeadlineSeconds:   src.Spec.ActiveDeadlineSeconds,
-		BackoffLimit:            src.Spec.BackoffLimit,
-		TTLSecondsAfterFinished: src.Spec.TTLSecondsAfterFinished,
+	s := src.Spec.DeepCopy()
+	out.Spec = AtSpec{
+		Schedule:                s.Schedule,
+		TimeZone:                s.TimeZone,
+		Command:                 s.Command,
+		StartingDeadlineSeconds: s.StartingDeadlineSeconds,
+		Suspend:                 s.Suspend,
+		ActiveDeadlineSeconds:   s.ActiveDeadlineSeconds,
+		BackoffLimit:            s.BackoffLimit,
+		TTLSecondsAfterFinished: s.TTLSecondsAfterFinished,
 	}
-	if spec != (conversionSpec{}) {
-		data.Spec = &spec
-	}
-	status := src.Status
-	if phaseToV1beta1(phaseToV1alpha1(status.Phase)) == status.Phase {
-		status.Phase = ""
-	}
-	if !apiequality.Semantic.DeepEqual(status, cnatv1beta1.AtStatus{}) {
-		data.Status = &status
-	}
-	if raw, ok := src.Annotations[ConversionDataAnnotation]; ok {
-		data.Annotation = &raw
-	}
-
-	switch {
-	case data == (conversionData{}):
-		// Nothing v1alpha1 cannot hold: no annotation.
-	case data.Spec == nil && data.Status == nil && !isConversionData(*data.Annotation):
-		// Only the v1beta1 object's own annotation, which ConvertTo would
-		// not read as conversion data: it stays as it is, as ConvertTo
-		// keeps it.
-		setAnnotation(&out.ObjectMeta, *data.Annotation)
-	default:
-		raw, err := encodeConversionData(&data)
+	if s.Template != nil {
+		raw, err := encode(conversionData{Template: s.Template})
 		if err != nil {
-			return fmt.Errorf("converting v1beta1 At %s/%s to v1alpha1: encoding annotation %s: %w", src.Namespace, src.Name, ConversionDataAnnotation, err)
+			return fmt.Errorf("converting v1beta1 At %s/%s to v1alpha1: encoding spec.template: %w", src.Namespace, src.Name, err)
 		}
-		setAnnotation(&out.ObjectMeta, raw)
+		if annotationsSize(out.Annotations)+len(ConversionDataAnnotation)+len(raw) > TotalAnnotationSizeLimit {
+			if out.Labels == nil {
+				out.Labels = map[string]string{}
+			}
+			out.Labels[TemplateTooLargeLabel] = strconv.Itoa(len(raw))
+		} else {
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[ConversionDataAnnotation] = raw
+		}
 	}
 
+	st := src.Status.DeepCopy()
+	phase, outcome := phaseToV1alpha1(st.Phase)
+	out.Status = AtStatus{
+		Phase:              phase,
+		Outcome:            outcome,
+		ObservedGeneration: st.ObservedGeneration,
+		ScheduledTime:      st.ScheduledTime,
+		StartTime:          st.StartTime,
+		CompletionTime:     st.CompletionTime,
+		PodName:            st.PodName,
+		Attempts:           st.Attempts,
+		ExitCode:           st.ExitCode,
+		Reason:             st.Reason,
+		Message:            st.Message,
+		Conditions:         st.Conditions,
+	}
 	*dst = out
 	return nil
 }
 
-// phaseToV1alpha1 maps a v1beta1 phase to its v1alpha1 phase. Values outside
-// the v1beta1 enum are copied.
-func phaseToV1alpha1(p cnatv1beta1.Phase) string {
+// TemplateAnnotationSize is the size, in bytes, that the v1alpha1 form of
+// the At adds to its annotations for its template (key and value; 0 without
+// a template). The validating webhook refuses an At whose annotations and
+// this together exceed TotalAnnotationSizeLimit.
+func TemplateAnnotationSize(at *cnatv1beta1.At) (int, error) {
+	if at.Spec.Template == nil {
+		return 0, nil
+	}
+	raw, err := encode(conversionData{Template: at.Spec.Template})
+	if err != nil {
+		return 0, err
+	}
+	return len(ConversionDataAnnotation) + len(raw), nil
+}
+
+// DecodeConversionData reads the value of ConversionDataAnnotation strictly
+// and returns the template in it. Its errors are field.Errors whose path
+// starts at the annotation and names the field inside it.
+func DecodeConversionData(raw string) (*corev1.PodTemplateSpec, error) {
+	var data conversionData
+	strictErrs, err := sigsjson.UnmarshalStrict([]byte(raw), &data)
+	if err != nil {
+		return nil, field.Invalid(annotationPath, field.OmitValueType{},
+			fmt.Sprintf(`must be {"template":{...}} with a Pod template (as spec.template of v1beta1): %v`, err))
+	}
+	if len(strictErrs) > 0 {
+		msgs := make([]string, 0, len(strictErrs))
+		for _, e := range strictErrs {
+			msgs = append(msgs, e.Error())
+		}
+		return nil, field.Invalid(annotationPath, field.OmitValueType{},
+			fmt.Sprintf(`must be {"template":{...}} with only the fields of a Pod template (as spec.template of v1beta1): %s`, strings.Join(msgs, "; ")))
+	}
+	if data.Template == nil {
+		return nil, field.Required(annotationPath.Child("template"), `the annotation carries spec.template, as {"template":{...}}; remove the annotation for an At without a template`)
+	}
+	return data.Template, nil
+}
+
+// phaseToV1alpha1 maps a v1beta1 phase to its v1alpha1 phase and outcome.
+func phaseToV1alpha1(p cnatv1beta1.Phase) (phase, outcome string) {
 	switch p {
 	case cnatv1beta1.PhasePending:
-		return PhasePending
+		return PhasePending, ""
 	case cnatv1beta1.PhaseRunning:
-		return PhaseRunning
+		return PhaseRunning, ""
 	case cnatv1beta1.PhaseSucceeded, cnatv1beta1.PhaseFailed, cnatv1beta1.PhaseMissed:
-		return PhaseDone
+		return PhaseDone, string(p)
 	default:
-		return string(p)
+		return string(p), ""
 	}
 }
 
-// phaseToV1beta1 maps a v1alpha1 phase to its v1beta1 phase, DONE to
-// Succeeded. Values outside the v1alpha1 enum are copied.
-func phaseToV1beta1(p string) cnatv1beta1.Phase {
-	switch p {
+// phaseToV1beta1 maps a v1alpha1 phase and outcome to the v1beta1 phase: DONE
+// is its outcome, Succeeded when it has none.
+func phaseToV1beta1(phase, outcome string) cnatv1beta1.Phase {
+	switch phase {
 	case PhasePending:
 		return cnatv1beta1.PhasePending
 	case PhaseRunning:
 		return cnatv1beta1.PhaseRunning
 	case PhaseDone:
-		return cnatv1beta1.PhaseSucceeded
+		if outcome == "" {
+			return cnatv1beta1.PhaseSucceeded
+		}
+		return cnatv1beta1.Phase(outcome)
 	default:
-		return cnatv1beta1.Phase(p)
+		return cnatv1beta1.Phase(phase)
 	}
 }
 
-// encodeConversionData writes the value of ConversionDataAnnotation:
-// compact JSON, with <, > and & as they are (they are common in commands).
-func encodeConversionData(data *conversionData) (string, error) {
+// encode writes compact JSON with <, > and & as they are (they are common in
+// shell lines and environment values).
+func encode(v any) (string, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(data); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return "", err
 	}
 	return strings.TrimSuffix(buf.String(), "\n"), nil
 }
 
-// decodeConversionData reads the value of ConversionDataAnnotation. It
-// reports false when the value is not a JSON object of the conversionData
-// form or holds nothing to restore: such a value, which a user may well have
-// written, is not conversion data. Unknown fields are ignored, so that data
-// written by another release of cnat is read as far as it is understood.
-func decodeConversionData(raw string) (conversionData, bool) {
-	var data conversionData
-	if err := json.Unmarshal([]byte(raw), &data); err != nil {
-		return conversionData{}, false
+// annotationsSize is the size the API server counts for annotations.
+func annotationsSize(annotations map[string]string) int {
+	n := 0
+	for k, v := range annotations {
+		n += len(k) + len(v)
 	}
-	if data.Spec != nil && *data.Spec == (conversionSpec{}) {
-		data.Spec = nil
-	}
-	if data.Status != nil && apiequality.Semantic.DeepEqual(*data.Status, cnatv1beta1.AtStatus{}) {
-		data.Status = nil
-	}
-	if data == (conversionData{}) {
-		return conversionData{}, false
-	}
-	return data, true
+	return n
 }
 
-// isConversionData reports whether ConvertTo reads raw as conversion data.
-func isConversionData(raw string) bool {
-	_, ok := decodeConversionData(raw)
-	return ok
-}
-
-func setAnnotation(meta *metav1.ObjectMeta, value string) {
-	if meta.Annotations == nil {
-		meta.Annotations = map[string]string{}
+func removeReserved(meta *metav1.ObjectMeta) {
+	if _, ok := meta.Labels[TemplateTooLargeLabel]; ok {
+		delete(meta.Labels, TemplateTooLargeLabel)
+		if len(meta.Labels) == 0 {
+			meta.Labels = nil
+		}
 	}
-	meta.Annotations[ConversionDataAnnotation] = value
-}
-
-func removeAnnotation(meta *metav1.ObjectMeta) {
 	if _, ok := meta.Annotations[ConversionDataAnnotation]; !ok {
 		return
 	}

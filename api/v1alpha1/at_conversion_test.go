@@ -114,63 +114,28 @@ func TestConvertBookSample(t *testing.T) {
 
 	hub := toHub(g, bookSample())
 	g.Expect(hub.Name).To(Equal("example-at"))
-	g.Expect(hub.Namespace).To(Equal("default"))
-	g.Expect(hub.Spec.Schedule).To(Equal("2019-04-12T10:12:00Z"))
-	g.Expect(hub.Spec.Command).To(Equal("echo YAY"))
-	g.Expect(hub.Spec.TimeZone).To(BeNil())
-	g.Expect(hub.Spec.Template).To(BeNil())
 	g.Expect(hub.Spec).To(Equal(cnatv1beta1.AtSpec{Schedule: "2019-04-12T10:12:00Z", Command: "echo YAY"}))
 	g.Expect(hub.Status).To(Equal(cnatv1beta1.AtStatus{}))
 	g.Expect(hub.Annotations).To(BeEmpty())
 
-	// Nothing to keep: the v1alpha1 form has no conversion-data annotation.
+	// No template: the v1alpha1 form has no conversion-data annotation.
 	spoke := toSpoke(g, hub)
 	g.Expect(spoke.Annotations).NotTo(HaveKey(ConversionDataAnnotation))
 	g.Expect(spoke).To(Equal(bookSample()))
 }
 
-func TestConvertPhaseToV1beta1(t *testing.T) {
-	for _, tc := range []struct {
-		v1alpha1 string
-		v1beta1  cnatv1beta1.Phase
-	}{
-		{"", ""},
-		{PhasePending, cnatv1beta1.PhasePending},
-		{PhaseRunning, cnatv1beta1.PhaseRunning},
-		{PhaseDone, cnatv1beta1.PhaseSucceeded},
-		{"Unknown", "Unknown"},
-	} {
-		t.Run(tc.v1alpha1, func(t *testing.T) {
-			g := NewWithT(t)
-			spoke := bookSample()
-			spoke.Status.Phase = tc.v1alpha1
-
-			hub := toHub(g, spoke)
-			g.Expect(hub.Status).To(Equal(cnatv1beta1.AtStatus{Phase: tc.v1beta1}))
-
-			back := toSpoke(g, hub)
-			g.Expect(back.Annotations).NotTo(HaveKey(ConversionDataAnnotation))
-			g.Expect(back).To(Equal(spoke))
-		})
-	}
-}
-
-func TestConvertPhaseToV1alpha1(t *testing.T) {
+func TestConvertPhase(t *testing.T) {
 	for _, tc := range []struct {
 		v1beta1  cnatv1beta1.Phase
 		v1alpha1 string
-		// annotation is the conversion data the v1alpha1 form carries.
-		annotation string
+		outcome  string
 	}{
 		{"", "", ""},
 		{cnatv1beta1.PhasePending, PhasePending, ""},
 		{cnatv1beta1.PhaseRunning, PhaseRunning, ""},
-		{cnatv1beta1.PhaseSucceeded, PhaseDone, ""},
-		{cnatv1beta1.PhaseFailed, PhaseDone, `{"status":{"phase":"Failed"}}`},
-		{cnatv1beta1.PhaseMissed, PhaseDone, `{"status":{"phase":"Missed"}}`},
-		{"Unknown", "Unknown", ""},
-		// A v1alpha1 value in v1beta1, outside its enum, still comes back.
-		{"DONE", PhaseDone, `{"status":{"phase":"DONE"}}`},
+		{cnatv1beta1.PhaseSucceeded, PhaseDone, "Succeeded"},
+		{cnatv1beta1.PhaseFailed, PhaseDone, "Failed"},
+		{cnatv1beta1.PhaseMissed, PhaseDone, "Missed"},
 	} {
 		t.Run(string(tc.v1beta1), func(t *testing.T) {
 			g := NewWithT(t)
@@ -179,18 +144,18 @@ func TestConvertPhaseToV1alpha1(t *testing.T) {
 				Spec:       cnatv1beta1.AtSpec{Schedule: "2019-04-12T10:12:00Z", Command: "echo YAY"},
 				Status:     cnatv1beta1.AtStatus{Phase: tc.v1beta1},
 			}
-
 			spoke := toSpoke(g, hub)
-			g.Expect(spoke.Status.Phase).To(Equal(tc.v1alpha1))
-			if tc.annotation == "" {
-				g.Expect(spoke.Annotations).To(BeNil())
-			} else {
-				g.Expect(spoke.Annotations).To(Equal(map[string]string{ConversionDataAnnotation: tc.annotation}))
-			}
-
+			g.Expect(spoke.Status).To(Equal(AtStatus{Phase: tc.v1alpha1, Outcome: tc.outcome}))
+			g.Expect(spoke.Annotations).To(BeNil())
 			g.Expect(toHub(g, spoke)).To(Equal(hub))
 		})
 	}
+	t.Run("the book's DONE without outcome", func(t *testing.T) {
+		g := NewWithT(t)
+		spoke := bookSample()
+		spoke.Status.Phase = PhaseDone
+		g.Expect(toHub(g, spoke).Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
+	})
 }
 
 func TestConvertFullHubRoundTrip(t *testing.T) {
@@ -199,177 +164,91 @@ func TestConvertFullHubRoundTrip(t *testing.T) {
 	before := hub.DeepCopy()
 
 	spoke := toSpoke(g, hub)
-	g.Expect(hub).To(Equal(before), "ConvertFrom changed its source")
-	g.Expect(spoke.ObjectMeta.Name).To(Equal("backup"))
-	g.Expect(spoke.Labels).To(Equal(hub.Labels))
+	g.Expect(hub).To(Equal(before), "ConvertFrom must not change its source")
+	// Every field but the template is a field of v1alpha1, the status included.
+	g.Expect(spoke.Spec.TimeZone).To(Equal(ptr.To("Europe/Berlin")))
+	g.Expect(spoke.Spec.BackoffLimit).To(Equal(ptr.To[int32](2)))
+	g.Expect(spoke.Status.Phase).To(Equal(PhaseDone))
+	g.Expect(spoke.Status.Outcome).To(Equal("Failed"))
+	g.Expect(spoke.Status.Attempts).To(Equal(int32(3)))
+	g.Expect(spoke.Status.Conditions).To(Equal(hub.Status.Conditions))
 	g.Expect(spoke.Annotations).To(HaveKeyWithValue("note", "nightly <backup> & more"))
-	g.Expect(spoke.Spec).To(Equal(AtSpec{Schedule: hub.Spec.Schedule, Command: hub.Spec.Command}))
-	g.Expect(spoke.Status).To(Equal(AtStatus{Phase: PhaseDone}))
 
-	// The annotation holds what v1alpha1 has no field for, and only that.
-	raw := spoke.Annotations[ConversionDataAnnotation]
-	g.Expect(raw).NotTo(ContainSubstring("pg_dump"), "spec.command, which v1alpha1 carries")
-	g.Expect(raw).To(ContainSubstring(`{"name":"MARK","value":"<&>"}`), "<, & and > unescaped")
-	var data map[string]map[string]any
-	g.Expect(json.Unmarshal([]byte(raw), &data)).To(Succeed())
-	g.Expect(data).To(HaveLen(2))
-	g.Expect(data["spec"]).To(HaveLen(7))
-	g.Expect(data["spec"]).NotTo(Or(HaveKey("schedule"), HaveKey("command")))
-	g.Expect(data["spec"]).To(HaveKeyWithValue("timeZone", "Europe/Berlin"))
-	g.Expect(data["status"]).To(HaveKeyWithValue("phase", "Failed"))
-	g.Expect(data["status"]).To(HaveKey("conditions"))
+	var data map[string]json.RawMessage
+	g.Expect(json.Unmarshal([]byte(spoke.Annotations[ConversionDataAnnotation]), &data)).To(Succeed())
+	g.Expect(data).To(HaveLen(1), "the annotation carries the template only")
+	g.Expect(data).To(HaveKey("template"))
+	g.Expect(spoke.Annotations[ConversionDataAnnotation]).To(ContainSubstring(`"value":"<&>"`), "no HTML escaping")
 
-	back := toHub(g, spoke)
-	g.Expect(apiequality.Semantic.DeepEqual(back, before)).To(BeTrue(), func() string { return cmp.Diff(before, back) })
-	g.Expect(back.Annotations).NotTo(HaveKey(ConversionDataAnnotation))
+	spokeBefore := spoke.DeepCopy()
+	g.Expect(toHub(g, spoke)).To(Equal(before))
+	g.Expect(spoke).To(Equal(spokeBefore), "ConvertTo must not change its source")
 }
 
-func TestConvertAnnotationFormat(t *testing.T) {
-	g := NewWithT(t)
-	hub := &cnatv1beta1.At{
-		ObjectMeta: metav1.ObjectMeta{Name: "backup"},
-		Spec: cnatv1beta1.AtSpec{
-			Schedule:     "2026-11-21T09:00:00",
-			TimeZone:     ptr.To("Europe/Berlin"),
-			Command:      "backup.sh",
-			BackoffLimit: ptr.To[int32](2),
-		},
-		Status: cnatv1beta1.AtStatus{
-			Phase:              cnatv1beta1.PhaseFailed,
-			ObservedGeneration: 1,
-			Attempts:           3,
-			ExitCode:           ptr.To[int32](1),
-			Reason:             cnatv1beta1.ReasonBackoffLimitExceeded,
-		},
-	}
-
-	spoke := toSpoke(g, hub)
-	// The example of the package documentation.
-	g.Expect(spoke.Annotations).To(Equal(map[string]string{
-		ConversionDataAnnotation: `{"spec":{"timeZone":"Europe/Berlin","backoffLimit":2},"status":{"phase":"Failed","observedGeneration":1,"attempts":3,"exitCode":1,"reason":"BackoffLimitExceeded"}}`,
-	}))
-	g.Expect(toHub(g, spoke)).To(Equal(hub))
-}
-
-func TestConvertGarbledAnnotationIsIgnored(t *testing.T) {
-	for _, raw := range []string{
-		"",
-		"not JSON",
-		"null",
-		"42",
-		`"a string"`,
-		`["spec"]`,
-		`{}`,
-		`{"spec":{},"status":{}}`,
-		`{"unknown":{"timeZone":"Europe/Berlin"}}`,
-		`{"spec":{"suspend":"yes"}}`,
-		`{"spec":{"timeZone":"Europe/Berlin"}`,
-		`{"status":{"phase":"Failed"}} trailing`,
+// TestConvertRefusesWhatV1beta1Refuses: the annotation is read strictly, so
+// it cannot carry what the v1beta1 schema would prune or refuse; the error
+// names the field.
+func TestConvertRefusesWhatV1beta1Refuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, annotation string
+		command          string
+		want             []string
+	}{
+		{"not JSON", `{`, "true", []string{annotationPath.String(), `must be {"template":{...}}`}},
+		{"an array", `[]`, "true", []string{annotationPath.String()}},
+		{"spec fields of the previous format", `{"spec":{"backoffLimit":101}}`, "true", []string{annotationPath.String(), `unknown field "spec"`}},
+		{"status in the annotation", `{"status":{"phase":"Failed","attempts":5}}`, "true", []string{`unknown field "status"`}},
+		{"an unknown template field", `{"template":{"spec":{"containers":[{"name":"main","imagee":"x"}]}}}`, "true", []string{`unknown field "template.spec.containers[0].imagee"`}},
+		{"a duplicate field", `{"template":{"spec":{"containers":[]}},"template":{}}`, "true", []string{`duplicate field "template"`}},
+		{"a wrong type", `{"template":{"spec":{"activeDeadlineSeconds":"1"}}}`, "true", []string{annotationPath.String(), "template.spec.activeDeadlineSeconds"}},
+		{"a quantity that does not parse", `{"template":{"spec":{"containers":[{"name":"main","resources":{"limits":{"cpu":"lots"}}}]}}}`, "true", []string{annotationPath.String(), "quantities must match"}},
+		{"trailing data", `{"template":{}} {}`, "true", []string{annotationPath.String()}},
+		{"no template", `{}`, "true", []string{annotationPath.Child("template").String(), "Required"}},
+		{"neither command nor template", "", "", []string{"spec.command", "spec.template"}},
 	} {
-		t.Run(raw, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			spoke := bookSample()
-			spoke.Status.Phase = PhaseDone
-			spoke.Annotations = map[string]string{ConversionDataAnnotation: raw, "other": "x"}
-
-			hub := toHub(g, spoke)
-			// The plain mapping, and the annotation stays as an ordinary one.
-			g.Expect(hub.Spec).To(Equal(cnatv1beta1.AtSpec{Schedule: "2019-04-12T10:12:00Z", Command: "echo YAY"}))
-			g.Expect(hub.Status).To(Equal(cnatv1beta1.AtStatus{Phase: cnatv1beta1.PhaseSucceeded}))
-			g.Expect(hub.Annotations).To(Equal(spoke.Annotations))
-
-			g.Expect(toSpoke(g, hub)).To(Equal(spoke))
-		})
-	}
-}
-
-func TestConvertEditsThroughV1alpha1(t *testing.T) {
-	t.Run("schedule and command win over the stored data", func(t *testing.T) {
-		g := NewWithT(t)
-		spoke := toSpoke(g, fullHub())
-		spoke.Spec.Schedule = "2026-12-24T18:00:00"
-		spoke.Spec.Command = "echo edited"
-
-		hub := toHub(g, spoke)
-		want := fullHub()
-		want.Spec.Schedule = "2026-12-24T18:00:00"
-		want.Spec.Command = "echo edited"
-		g.Expect(apiequality.Semantic.DeepEqual(hub, want)).To(BeTrue(), func() string { return cmp.Diff(want, hub) })
-
-		// And the edited v1alpha1 object comes back as it is.
-		g.Expect(toSpoke(g, hub)).To(Equal(spoke))
-	})
-
-	t.Run("a new phase wins over the stored one", func(t *testing.T) {
-		g := NewWithT(t)
-		spoke := toSpoke(g, fullHub()) // Failed: DONE
-		spoke.Status.Phase = PhasePending
-
-		hub := toHub(g, spoke)
-		want := fullHub()
-		want.Status.Phase = cnatv1beta1.PhasePending
-		g.Expect(apiequality.Semantic.DeepEqual(hub, want)).To(BeTrue(), func() string { return cmp.Diff(want, hub) })
-	})
-
-	t.Run("the stored phase stays while it maps to the v1alpha1 one", func(t *testing.T) {
-		g := NewWithT(t)
-		hub := fullHub()
-		hub.Status.Phase = cnatv1beta1.PhaseMissed
-		spoke := toSpoke(g, hub)
-		g.Expect(spoke.Status.Phase).To(Equal(PhaseDone))
-		spoke.Annotations["other"] = "added through v1alpha1"
-
-		back := toHub(g, spoke)
-		g.Expect(back.Status.Phase).To(Equal(cnatv1beta1.PhaseMissed))
-		g.Expect(back.Annotations).To(HaveKeyWithValue("other", "added through v1alpha1"))
-	})
-
-	t.Run("a deleted annotation gives the plain mapping", func(t *testing.T) {
-		g := NewWithT(t)
-		spoke := toSpoke(g, fullHub())
-		delete(spoke.Annotations, ConversionDataAnnotation)
-
-		hub := toHub(g, spoke)
-		g.Expect(hub.Spec).To(Equal(cnatv1beta1.AtSpec{Schedule: fullHub().Spec.Schedule, Command: fullHub().Spec.Command}))
-		g.Expect(hub.Status).To(Equal(cnatv1beta1.AtStatus{Phase: cnatv1beta1.PhaseSucceeded}))
-	})
-}
-
-// A v1beta1 object may carry the annotation key itself; it is kept.
-func TestConvertHubOwnAnnotation(t *testing.T) {
-	for name, value := range map[string]string{
-		"garbage":        "written by hand",
-		"conversionData": `{"spec":{"suspend":true}}`,
-		"empty":          "",
-	} {
-		t.Run(name, func(t *testing.T) {
-			for _, hub := range []*cnatv1beta1.At{fullHub(), {ObjectMeta: metav1.ObjectMeta{Name: "bare"}}} {
-				g := NewWithT(t)
-				hub.Annotations = map[string]string{ConversionDataAnnotation: value}
-
-				spoke := toSpoke(g, hub)
-				back := toHub(g, spoke)
-				g.Expect(apiequality.Semantic.DeepEqual(back, hub)).To(BeTrue(), func() string { return cmp.Diff(hub, back) })
-				g.Expect(toSpoke(g, back)).To(Equal(spoke))
+			spoke.Spec.Command = tc.command
+			if tc.annotation != "" {
+				spoke.Annotations = map[string]string{ConversionDataAnnotation: tc.annotation}
+			}
+			err := spoke.ConvertTo(&cnatv1beta1.At{})
+			g.Expect(err).To(HaveOccurred())
+			for _, w := range tc.want {
+				g.Expect(err.Error()).To(ContainSubstring(w))
 			}
 		})
 	}
 }
 
-func TestConvertDoesNotChangeSource(t *testing.T) {
+// TestConvertTooLargeForAnnotations: a template that would not fit beside
+// the At's other annotations is not carried, so that reading the At through
+// v1alpha1 never fails; writing it back through v1alpha1 is refused.
+func TestConvertTooLargeForAnnotations(t *testing.T) {
 	g := NewWithT(t)
-	spoke := toSpoke(g, fullHub())
-	before := spoke.DeepCopy()
+	hub := fullHub()
+	hub.Annotations["big"] = strings.Repeat("x", TotalAnnotationSizeLimit-100)
+	spoke := toSpoke(g, hub)
+	g.Expect(annotationsSize(spoke.Annotations)).To(BeNumerically("<=", TotalAnnotationSizeLimit))
+	g.Expect(spoke.Annotations).NotTo(HaveKey(ConversionDataAnnotation))
+	g.Expect(spoke.Labels).To(HaveKeyWithValue(TemplateTooLargeLabel, MatchRegexp(`^[0-9]+$`)))
+	g.Expect(spoke.ConvertTo(&cnatv1beta1.At{})).To(MatchError(And(ContainSubstring(TemplateTooLargeLabel), ContainSubstring("write this At through v1beta1"))))
 
-	hub := toHub(g, spoke)
-	g.Expect(spoke).To(Equal(before))
+	size, err := TemplateAnnotationSize(hub)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(annotationsSize(hub.Annotations) + size).To(BeNumerically(">", TotalAnnotationSizeLimit))
+}
 
-	// Nor does the result share memory with the source.
-	hub.Annotations["note"] = "changed"
-	hub.Spec.Template.Spec.Containers[0].Image = "changed"
-	g.Expect(spoke).To(Equal(before))
-	hub2 := toHub(g, spoke)
-	g.Expect(hub2.Spec.Template.Spec.Containers[0].Image).To(Equal("postgres:17"))
+// TestConvertDropsReservedAnnotation: the key is the conversion's; a value a
+// v1beta1 At has under it is not shown through v1alpha1.
+func TestConvertDropsReservedAnnotation(t *testing.T) {
+	g := NewWithT(t)
+	hub := fullHub()
+	hub.Spec.Template = nil
+	hub.Annotations[ConversionDataAnnotation] = `{"template":{}}`
+	spoke := toSpoke(g, hub)
+	g.Expect(spoke.Annotations).NotTo(HaveKey(ConversionDataAnnotation))
 }
 
 func TestConvertKeepsTypeMetaOfDestination(t *testing.T) {
@@ -379,7 +258,7 @@ func TestConvertKeepsTypeMetaOfDestination(t *testing.T) {
 	g.Expect(hub.TypeMeta).To(Equal(metav1.TypeMeta{APIVersion: cnatv1beta1.GroupVersion.String(), Kind: "At"}))
 
 	spoke := &At{TypeMeta: metav1.TypeMeta{APIVersion: GroupVersion.String(), Kind: "At"}}
-	g.Expect(spoke.ConvertFrom(hub)).To(Succeed())
+	g.Expect(spoke.ConvertFrom(fullHub())).To(Succeed())
 	g.Expect(spoke.TypeMeta).To(Equal(metav1.TypeMeta{APIVersion: GroupVersion.String(), Kind: "At"}))
 }
 
@@ -394,9 +273,11 @@ func TestConvertRejectsOtherHub(t *testing.T) {
 	g.Expect((&At{}).ConvertFrom(&otherHub{})).To(MatchError(ContainSubstring("*v1beta1.At")))
 }
 
-// TestConversionSpecCoversHub fails when v1beta1.AtSpec gains a field that
-// conversionSpec does not keep.
-func TestConversionSpecCoversHub(t *testing.T) {
+// TestV1alpha1HasEveryV1beta1Field fails when v1beta1 gains a spec or status
+// field that v1alpha1 does not carry: every v1beta1 field but the template
+// (which travels in the annotation) has a v1alpha1 field of the same name;
+// v1alpha1 adds only the outcome of a DONE At.
+func TestV1alpha1HasEveryV1beta1Field(t *testing.T) {
 	g := NewWithT(t)
 	jsonNames := func(typ reflect.Type) []string {
 		var names []string
@@ -406,13 +287,11 @@ func TestConversionSpecCoversHub(t *testing.T) {
 		slices.Sort(names)
 		return names
 	}
-	hub := slices.DeleteFunc(jsonNames(reflect.TypeFor[cnatv1beta1.AtSpec]()), func(n string) bool {
-		return n == "schedule" || n == "command"
-	})
-	g.Expect(jsonNames(reflect.TypeFor[conversionSpec]())).To(Equal(hub))
-
-	// The same holds for the two fields v1alpha1 carries.
-	g.Expect(jsonNames(reflect.TypeFor[AtSpec]())).To(Equal([]string{"command", "schedule"}))
+	hubSpec := slices.DeleteFunc(jsonNames(reflect.TypeFor[cnatv1beta1.AtSpec]()), func(n string) bool { return n == "template" })
+	g.Expect(jsonNames(reflect.TypeFor[AtSpec]())).To(Equal(hubSpec))
+	hubStatus := append(jsonNames(reflect.TypeFor[cnatv1beta1.AtStatus]()), "outcome")
+	slices.Sort(hubStatus)
+	g.Expect(jsonNames(reflect.TypeFor[AtStatus]())).To(Equal(hubStatus))
 }
 
 // ---- Round trips over random objects.
@@ -421,21 +300,16 @@ func TestConversionSpecCoversHub(t *testing.T) {
 // no At field uses.
 var codecs = serializer.NewCodecFactory(runtime.NewScheme())
 
-// hubPhases are the v1beta1 phases the fuzzer picks, besides random strings:
-// the enum, "" and, outside the enum, the v1alpha1 values.
+// hubPhases are the v1beta1 phases (the schema's enum, and unset).
 var hubPhases = []cnatv1beta1.Phase{
 	"", cnatv1beta1.PhasePending, cnatv1beta1.PhaseRunning, cnatv1beta1.PhaseSucceeded,
-	cnatv1beta1.PhaseFailed, cnatv1beta1.PhaseMissed, PhasePending, PhaseRunning, PhaseDone,
+	cnatv1beta1.PhaseFailed, cnatv1beta1.PhaseMissed,
 }
-
-// spokePhases are the v1alpha1 phases the fuzzer picks, besides random
-// strings: the enum and "".
-var spokePhases = []string{"", PhasePending, PhaseRunning, PhaseDone}
 
 // newFiller configures f to fill At objects with values the API can hold:
 // the meta fuzzer's valid ObjectMeta (times to the second, as the API
 // serializes them; metav1.Time fills itself so), Quantities in canonical
-// form, IntOrStrings of one kind, and phases mostly from the enums.
+// form, IntOrStrings of one kind, and phases from the enums.
 func newFiller(f *randfill.Filler) *randfill.Filler {
 	return f.NilChance(.5).NumElements(0, 2).
 		Funcs(fuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, atFuzzerFuncs)(codecs)...)
@@ -451,85 +325,51 @@ func atFuzzerFuncs(serializer.CodecFactory) []any {
 			}
 		},
 		func(p *cnatv1beta1.Phase, c randfill.Continue) {
-			if c.Intn(4) == 0 {
-				*p = cnatv1beta1.Phase(c.String(0))
-			} else {
-				*p = hubPhases[c.Intn(len(hubPhases))]
-			}
+			*p = hubPhases[c.Intn(len(hubPhases))]
 		},
 		func(s *AtStatus, c randfill.Continue) {
-			// Not the v1beta1 phase names: the v1alpha1 schema rejects them,
-			// and they are read as v1beta1 phases (see the package doc).
-			s.Phase = spokePhases[c.Intn(len(spokePhases))]
-			if c.Intn(4) == 0 {
-				if p := c.String(0); phaseToV1alpha1(cnatv1beta1.Phase(p)) == p {
-					s.Phase = p
-				}
-			}
+			c.FillNoCustom(s)
+			// What the v1alpha1 schema holds: the book's phases, and an
+			// outcome only with DONE.
+			s.Phase, s.Outcome = phaseToV1alpha1(hubPhases[c.Intn(len(hubPhases))])
+		},
+		func(m *metav1.ObjectMeta, c randfill.Continue) {
+			c.FillNoCustom(m)
+			removeReserved(m) // reserved for the conversion, as is the label
 		},
 	}
 }
 
-// randomHub is a random v1beta1 At, sometimes one that v1alpha1 holds
-// entirely (no annotation needed), sometimes with an annotation of its own
-// under ConversionDataAnnotation: any string, or one that reads as
-// conversion data.
+// randomHub is a random v1beta1 At.
 func randomHub(f *randfill.Filler) *cnatv1beta1.At {
 	hub := &cnatv1beta1.At{}
 	f.Fill(hub)
-	var choice uint8
-	f.Fill(&choice)
-	if choice&0x10 != 0 {
-		hub.Spec = cnatv1beta1.AtSpec{Schedule: hub.Spec.Schedule, Command: hub.Spec.Command}
-		hub.Status = cnatv1beta1.AtStatus{Phase: hub.Status.Phase}
-	}
-	switch choice % 8 {
-	case 0:
-		var s string
-		f.Fill(&s)
-		setAnnotation(&hub.ObjectMeta, s)
-	case 1:
-		other := &cnatv1beta1.At{}
-		f.Fill(other)
-		var spoke At
-		if err := spoke.ConvertFrom(other); err != nil {
-			panic(err)
-		}
-		if raw, ok := spoke.Annotations[ConversionDataAnnotation]; ok {
-			setAnnotation(&hub.ObjectMeta, raw)
-		}
+	if hub.Spec.Command == "" && hub.Spec.Template == nil {
+		hub.Spec.Command = "true"
 	}
 	return hub
 }
 
-// randomSpoke is a random v1alpha1 At as a client may send it: without the
-// conversion-data annotation, with one of a user's own, or as read through
-// v1alpha1 and with schedule and command perhaps edited.
+// randomSpoke is a random v1alpha1 At as a client may send it: without a
+// template, or with the annotation as read through v1alpha1.
 func randomSpoke(f *randfill.Filler) *At {
 	spoke := &At{}
-	var choice uint8
-	f.Fill(&choice)
-	switch choice % 4 {
-	case 0, 1:
-		f.Fill(spoke)
-		removeAnnotation(&spoke.ObjectMeta)
-	case 2:
-		f.Fill(spoke)
-		var s string
-		f.Fill(&s)
-		setAnnotation(&spoke.ObjectMeta, s)
-	case 3:
-		if err := spoke.ConvertFrom(randomHub(f)); err != nil {
+	f.Fill(spoke)
+	var withTemplate bool
+	f.Fill(&withTemplate)
+	if withTemplate {
+		template := &corev1.PodTemplateSpec{}
+		f.Fill(template)
+		raw, err := encode(conversionData{Template: template})
+		if err != nil {
 			panic(err)
 		}
-		var edit uint8
-		f.Fill(&edit)
-		if edit&1 != 0 {
-			f.Fill(&spoke.Spec.Schedule)
+		if spoke.Annotations == nil {
+			spoke.Annotations = map[string]string{}
 		}
-		if edit&2 != 0 {
-			f.Fill(&spoke.Spec.Command)
-		}
+		spoke.Annotations[ConversionDataAnnotation] = raw
+	} else if spoke.Spec.Command == "" {
+		spoke.Spec.Command = "true"
 	}
 	return spoke
 }
@@ -553,7 +393,8 @@ func checkHubRoundTrip(g Gomega, hub *cnatv1beta1.At) {
 }
 
 // checkSpokeRoundTrip converts spoke to v1beta1 and back and expects the
-// same object, and the source unchanged.
+// same object (the annotation compared by the template it carries), and the
+// source unchanged.
 func checkSpokeRoundTrip(g Gomega, spoke *At) {
 	before := spoke.DeepCopy()
 	hub := &cnatv1beta1.At{}
@@ -605,5 +446,27 @@ func FuzzSpokeRoundTrip(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkSpokeRoundTrip(NewWithT(t), randomSpoke(newFiller(randfill.NewFromGoFuzz(data))))
+	})
+}
+
+// FuzzDecodeConversionData: whatever a user writes into the annotation,
+// reading it never panics, and what it accepts is a template that encodes
+// back to an annotation it accepts again, with the same template.
+func FuzzDecodeConversionData(f *testing.F) {
+	for _, seed := range []string{`{"template":{}}`, `{"template":{"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"1"}}}]}}}`, `{`, `null`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		g := NewWithT(t)
+		template, err := DecodeConversionData(raw)
+		if err != nil {
+			g.Expect(err.Error()).To(ContainSubstring(annotationPath.String()))
+			return
+		}
+		again, err := encode(conversionData{Template: template})
+		g.Expect(err).NotTo(HaveOccurred())
+		back, err := DecodeConversionData(again)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(apiequality.Semantic.DeepEqual(back, template)).To(BeTrue(), cmp.Diff(template, back))
 	})
 }

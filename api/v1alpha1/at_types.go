@@ -4,35 +4,90 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// AtSpec says when to run what, in the book's two fields.
+// AtSpec says when to run what: the book's two fields, schedule and command,
+// and beside them the fields v1beta1 added, with the same rules.
 //
-// A v1beta1 At has more to say (spec.timeZone, spec.template, deadlines,
-// retries, suspension, a time to live); seen through v1alpha1 those fields
-// are kept in the annotation cnat.programming-kubernetes.info/conversion-data
-// and come back unchanged when the object is written through v1alpha1 again.
+// A v1alpha1 At is held to exactly the rules of a v1beta1 At: the fields
+// below carry the same schema and CEL rules as their v1beta1 namesakes. The
+// one v1beta1 field v1alpha1 has no field for, spec.template, travels in the
+// annotation cnat.programming-kubernetes.info/conversion-data (see the
+// package documentation), which the conversion reads strictly.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$')",message="spec.schedule must be an RFC 3339 time with an offset, such as 2019-04-12T10:12:00Z or 2019-04-12T12:12:00+02:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone",fieldPath=".schedule"
+// +kubebuilder:validation:XValidation:rule="!has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\\\.[0-9]+)?)?$')",message="spec.schedule must be a wall-clock time without offset, such as 2026-11-21T09:00:00, when spec.timeZone is set",fieldPath=".schedule"
 type AtSpec struct {
 	// Schedule is the time the command runs, once: a UTC time such as
 	// 2019-04-12T10:12:00Z (https://www.utctime.net), or any RFC 3339 time
-	// with an offset such as 2019-04-12T12:12:00+02:00. A time in the past
-	// runs at once.
+	// with an offset such as 2019-04-12T12:12:00+02:00, or, when timeZone is
+	// set, a wall-clock time without offset. A time in the past runs at once
+	// unless startingDeadlineSeconds says it is too late.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=16
+	// +kubebuilder:validation:MaxLength=64
+	Schedule string `json:"schedule"`
+
+	// TimeZone is the IANA time zone (for example Europe/Berlin) in which a
+	// wall-clock schedule is read (v1beta1 spec.timeZone).
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$')",message="spec.schedule must be an RFC 3339 time with an offset, such as 2019-04-12T10:12:00Z or 2019-04-12T12:12:00+02:00"
-	Schedule string `json:"schedule,omitempty"`
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$`
+	TimeZone *string `json:"timeZone,omitempty"`
 
 	// Command is the command to run, a shell line executed with /bin/sh -c
 	// in a Pod, such as "echo YAY".
 	//
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=32768
+	// +kubebuilder:validation:XValidation:rule="!self.contains('\\u0000')",message="spec.command must not contain a NUL character: no program can be given one in an argument"
+	// +kubebuilder:validation:XValidation:rule="bytes(self).size() <= 131071",message="spec.command must be at most 131071 bytes in UTF-8 (the kernel's limit for one argument, 128 KiB with its terminating NUL)"
 	Command string `json:"command,omitempty"`
+
+	// StartingDeadlineSeconds is how late the run may still start, in
+	// seconds after the schedule; later, the At is Missed (v1beta1
+	// spec.startingDeadlineSeconds).
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
+
+	// Suspend holds the run while true (v1beta1 spec.suspend).
+	//
+	// +optional
+	Suspend *bool `json:"suspend,omitempty"`
+
+	// ActiveDeadlineSeconds bounds how long one attempt may run (v1beta1
+	// spec.activeDeadlineSeconds).
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// BackoffLimit is how many times a failed run is retried (v1beta1
+	// spec.backoffLimit). 0, the default, runs the command once.
+	//
+	// +optional
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// TTLSecondsAfterFinished deletes the At this many seconds after it
+	// finished (v1beta1 spec.ttlSecondsAfterFinished).
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
 // The phases of an At in v1alpha1. v1beta1 tells more: its Pending is
 // PENDING, its Running is RUNNING, and its Succeeded, Failed and Missed are
-// all DONE (the exact v1beta1 phase is kept in the conversion-data
-// annotation).
+// all DONE, with status.outcome telling which.
 const (
 	// PhasePending: the command has not run yet.
 	PhasePending = "PENDING"
@@ -42,27 +97,88 @@ const (
 	PhaseDone = "DONE"
 )
 
-// AtStatus is what happened, written by the controller.
-//
-// Seen through v1alpha1, everything else the controller records in v1beta1
-// (the exact phase, conditions, times, Pod name, attempts, exit code, reason
-// and message) is kept in the annotation
-// cnat.programming-kubernetes.info/conversion-data.
+// AtStatus is what happened, written by the controller through the status
+// subresource only. It carries everything the v1beta1 status has, so that
+// the API server's own rule for the status subresource (a write to the main
+// resource keeps the stored status) holds in this version too.
 type AtStatus struct {
 	// Phase is the state of the At: PENDING until the command runs, RUNNING
 	// while it runs, DONE afterwards, whether it succeeded, failed or was
-	// missed.
+	// missed (outcome tells which).
 	//
 	// +optional
 	// +kubebuilder:validation:Enum=PENDING;RUNNING;DONE;""
 	Phase string `json:"phase,omitempty"`
+
+	// Outcome is how a DONE At ended: Succeeded, Failed or Missed (the
+	// v1beta1 phase). Empty while the At is not DONE; a DONE without outcome
+	// is read as Succeeded.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum=Succeeded;Failed;Missed
+	Outcome string `json:"outcome,omitempty"`
+
+	// ObservedGeneration is the spec generation this status describes.
+	//
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// ScheduledTime is the instant the schedule denotes.
+	//
+	// +optional
+	ScheduledTime *metav1.Time `json:"scheduledTime,omitempty"`
+
+	// StartTime is when the first attempt's Pod was created.
+	//
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CompletionTime is when the At finished.
+	//
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// PodName is the Pod of the latest attempt.
+	//
+	// +optional
+	PodName string `json:"podName,omitempty"`
+
+	// Attempts is how many Pods were started for this At.
+	//
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+
+	// ExitCode is the exit code of the command in the latest finished
+	// attempt.
+	//
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+
+	// Reason is a CamelCase word for why the At is in its phase.
+	//
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Message is a human-readable account of the latest transition.
+	//
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// Conditions are the At's observations in the standard form (Ready,
+	// Reconciling, Stalled, Succeeded, Failed), as in v1beta1.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // At runs a command once, in a Pod, at a given time: the book's version.
 //
 // v1alpha1 is served beside v1beta1, the storage version, so the book's
-// manifests work unchanged. Every v1alpha1 object is converted to v1beta1
-// and back without loss; see the package documentation.
+// manifests work unchanged. It has every field of v1beta1 but the template
+// (which travels in an annotation), under the same rules; see the package
+// documentation.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -71,6 +187,9 @@ type AtStatus struct {
 // +kubebuilder:printcolumn:name="Command",type=string,JSONPath=`.spec.command`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters: it is the value of the cnat.programming-kubernetes.info/at label on the At's Pods"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (self.spec.schedule == oldSelf.spec.schedule && has(self.spec.timeZone) == has(oldSelf.spec.timeZone) && (!has(self.spec.timeZone) || self.spec.timeZone == oldSelf.spec.timeZone))",message="spec.schedule and spec.timeZone cannot change once the At has fired",fieldPath=".spec.schedule",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (has(self.spec.command) == has(oldSelf.spec.command) && (!has(self.spec.command) || self.spec.command == oldSelf.spec.command))",message="spec.command cannot change once the At has fired",fieldPath=".spec.command",reason="FieldValueForbidden"
 type At struct {
 	metav1.TypeMeta `json:",inline"`
 
@@ -79,8 +198,8 @@ type At struct {
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
 	// spec says when to run what.
-	// +optional
-	Spec AtSpec `json:"spec,omitzero"`
+	// +required
+	Spec AtSpec `json:"spec"`
 
 	// status is what happened, written by the controller.
 	// +optional

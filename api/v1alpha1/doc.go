@@ -1,71 +1,57 @@
-// Package v1alpha1 contains the v1alpha1 API of cnat, the At kind exactly as
-// the book Programming Kubernetes has it: spec.schedule, spec.command and
+// Package v1alpha1 contains the v1alpha1 API of cnat, the At kind as the
+// book Programming Kubernetes has it: spec.schedule, spec.command and
 // status.phase (PENDING, RUNNING, DONE). It is served beside v1beta1 so that
 // the book's manifests and clients work unchanged; v1beta1 is the storage
 // version and the hub of conversion (see v1beta1.At.Hub), and every
 // v1alpha1 At is stored as a v1beta1 At.
 //
+// # One set of rules
+//
+// Beside the book's fields, v1alpha1 has every field of v1beta1 but the
+// template, with the same schema and CEL rules: a v1alpha1 request is held to
+// what a v1beta1 request is, even where no admission webhook runs (the API
+// server validates a custom resource against the schema of the version the
+// request uses). The status is the v1beta1 status, with the phase in the
+// book's enum and status.outcome telling which end a DONE At came to. Since
+// all of the status is in status, the API server's rule for a resource with
+// a status subresource (a write to the main resource keeps the stored status,
+// in the request's version) keeps it the controller's in v1alpha1 as well.
+//
 // # Conversion
 //
-// Converting between the versions maps:
+//	v1alpha1                          v1beta1
+//	metadata                     <->  metadata
+//	spec.<field>                 <->  spec.<field>, every field but template
+//	annotation conversion-data   <->  spec.template
+//	status.phase PENDING         <->  status.phase Pending
+//	status.phase RUNNING         <->  status.phase Running
+//	status.phase DONE, outcome X <->  status.phase X (Succeeded, Failed, Missed)
+//	status.phase DONE, no outcome -> status.phase Succeeded
+//	status.<field>               <->  status.<field>
 //
-//	v1alpha1                 v1beta1
-//	metadata            <->  metadata
-//	spec.schedule       <->  spec.schedule
-//	spec.command        <->  spec.command
-//	status.phase PENDING <-> Pending
-//	status.phase RUNNING <-> Running
-//	status.phase DONE    <-  Succeeded, Failed, Missed
-//	status.phase DONE     -> Succeeded
-//	status.phase ""     <->  ""
+// The template travels, as cluster-api's MarshalData does it, as JSON in the
+// annotation cnat.programming-kubernetes.info/conversion-data
+// (ConversionDataAnnotation):
 //
-// Values outside the enums are copied as they are.
+//	cnat.programming-kubernetes.info/conversion-data: '{"template":{"spec":{"containers":[{"name":"main","image":"postgres:17"}]}}}'
 //
-// Conversion is lossless both ways, as Cluster API does it: a v1beta1 At seen
-// through v1alpha1 keeps, as JSON in the annotation
-// cnat.programming-kubernetes.info/conversion-data
-// (ConversionDataAnnotation), everything v1alpha1 has no field for: the
-// spec fields timeZone, template, startingDeadlineSeconds, suspend,
-// activeDeadlineSeconds, backoffLimit and ttlSecondsAfterFinished, and the
-// status (conditions, times, Pod name, attempts, exit code, reason,
-// message, and the exact phase when v1alpha1's does not tell it: Failed and
-// Missed). For example:
+// Writing an At through v1alpha1 reads the annotation strictly: anything but
+// {"template":{...}} holding the fields of a Pod template with the right
+// types (a resource quantity that parses) is refused, naming the field; the
+// annotation cannot carry anything else. Removing the annotation removes the
+// template. A v1beta1 At's own value under the key is not shown.
 //
-//	cnat.programming-kubernetes.info/conversion-data: '{"spec":{"timeZone":"Europe/Berlin","backoffLimit":2},"status":{"phase":"Failed","observedGeneration":1,"attempts":3,"exitCode":1,"reason":"BackoffLimitExceeded"}}'
-//
-// The value is one JSON object with the members, each left out when it has
-// nothing to keep:
-//
-//	spec        the v1beta1 spec without schedule and command, which
-//	            v1alpha1 carries itself
-//	status      the v1beta1 status; its phase only when it is Failed or
-//	            Missed (or outside the enum), as the v1alpha1 phase gives
-//	            back the others
-//	annotation  the v1beta1 object's own value under this key, if it has
-//	            one (a user may write any annotation)
-//
-// The annotation is written only when there is something to keep, so the
-// v1alpha1 form of an At created through v1alpha1 and not yet touched by the
-// controller has none.
-//
-// Converting back to v1beta1 restores what the annotation holds and takes
-// the annotation off, then applies what the v1alpha1 object says on top:
-// schedule and command as they are (they may have been edited through
-// v1alpha1), and the phase kept in the annotation only while the v1alpha1
-// phase is still the one it maps to (DONE for Failed), otherwise the
-// v1alpha1 phase mapped as above. An annotation that is not of this form (not
-// JSON, an array, wrong types, or nothing to restore) is not an error: the
-// plain mapping applies and it stays on the v1beta1 object as an ordinary
-// annotation. Unknown members are ignored.
+// The API server refuses an object whose annotations are together larger
+// than 256 KiB, and would fail to serve the v1alpha1 form of an At whose
+// template pushes it over that limit: every v1alpha1 LIST and WATCH that
+// includes it would fail. The validating webhook refuses such an At; should
+// one be stored anyway (the webhook off), its v1alpha1 form carries the label
+// cnat.programming-kubernetes.info/template-too-large instead of the
+// annotation, so it can still be read, and writing it through v1alpha1 is
+// refused.
 //
 // So, for every object the API can hold (times to the second, as the API
 // serializes them), v1beta1 -> v1alpha1 -> v1beta1 gives back the same
 // v1beta1 object, and v1alpha1 -> v1beta1 -> v1alpha1 the same v1alpha1
-// object: one without the annotation, with one that is not conversion data,
-// or as read through v1alpha1, with schedule and command perhaps edited. A
-// status.phase edited through v1alpha1 wins over the one in the annotation,
-// which is then written anew. The one value that does not come back is a
-// v1alpha1 phase that the v1alpha1 schema rejects and that is a v1beta1
-// phase name: v1alpha1 "Failed" is read as the v1beta1 phase Failed, which
-// is DONE in v1alpha1.
+// object. Both are fuzzed.
 package v1alpha1

@@ -41,6 +41,8 @@ type AtSpec struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=32768
+	// +kubebuilder:validation:XValidation:rule="!self.contains('\\u0000')",message="spec.command must not contain a NUL character: no program can be given one in an argument"
+	// +kubebuilder:validation:XValidation:rule="bytes(self).size() <= 131071",message="spec.command must be at most 131071 bytes in UTF-8 (the kernel's limit for one argument, 128 KiB with its terminating NUL)"
 	Command string `json:"command,omitempty"`
 
 	// Template describes the Pod that runs the command: image, env,
@@ -57,6 +59,7 @@ type AtSpec struct {
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 
 	// Suspend holds the run while true. A suspended At that is resumed after
@@ -70,6 +73,7 @@ type AtSpec struct {
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
 	// BackoffLimit is how many times a failed run is retried, each in a new

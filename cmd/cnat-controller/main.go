@@ -32,6 +32,13 @@ import (
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=cnat-system
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+//
+// The Pods the controller creates name their At as owner with
+// blockOwnerDeletion; under the OwnerReferencesPermissionEnforcement
+// admission plugin (OpenShift enables it) that needs update on the At's
+// finalizers subresource.
+//
+// +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats/finalizers,verbs=update
 
 // options are the controller's command-line settings.
 type options struct {

@@ -25,9 +25,18 @@ const (
 	atCRD                          = "ats.cnat.programming-kubernetes.info"
 )
 
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update,namespace=cnat-system
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;update
+// The certificate rotation watches (get, list, watch) the Secrets of its
+// namespace, the webhook configurations and the CRDs, and writes only its
+// own: a watch cannot be narrowed to a name, an update can. The production
+// overlay, where cert-manager provides the certificate, removes these rules.
+//
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,namespace=cnat-system
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=update,resourceNames=cnat-webhook-server-cert,namespace=cnat-system
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=update,resourceNames=cnat-mutating-webhook-configuration
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=update,resourceNames=cnat-validating-webhook-configuration
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=update,resourceNames=ats.cnat.programming-kubernetes.info
 
 // webhookOptions are the settings of the admission and conversion webhooks.
 type webhookOptions struct {

@@ -24,7 +24,7 @@ import (
 // atomic list that differs only by a default makes `kubectl apply
 // --server-side` after `kubectl apply` conflict.
 //
-// +kubebuilder:webhook:path=/validate-cnat-programming-kubernetes-info-v1beta1-at,mutating=false,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=vat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent,patch=`{"rules":[{"apiGroups":["cnat.programming-kubernetes.info"],"apiVersions":["v1beta1"],"operations":["CREATE","UPDATE"],"resources":["ats"],"scope":"Namespaced"}]}`
+// +kubebuilder:webhook:path=/validate-cnat-programming-kubernetes-info-v1beta1-at,mutating=false,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=vat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=10,patch=`{"rules":[{"apiGroups":["cnat.programming-kubernetes.info"],"apiVersions":["v1beta1"],"operations":["CREATE","UPDATE"],"resources":["ats"],"scope":"Namespaced"}]}`
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=create
 
@@ -95,6 +95,7 @@ func validateAt(at *cnatv1beta1.At) field.ErrorList {
 		}
 		errs = append(errs, field.Invalid(fieldPath(se.Field), se.Value, se.Detail))
 	}
+	errs = append(errs, validateLimits(at)...)
 	if at.Spec.Command == "" && at.Spec.Template == nil {
 		errs = append(errs, field.Required(spec.Child("command"), "spec.command or spec.template must be set: a shell line to run with /bin/sh -c, or a Pod template whose first container is run"))
 	}

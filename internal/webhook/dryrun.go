@@ -67,17 +67,37 @@ func podErrorsAsAtErrors(at *cnatv1beta1.At, err error) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for _, cause := range status.Status().Details.Causes {
-		path := "spec.template." + cause.Field
-		if at.Spec.Template == nil {
-			path = "spec.command"
-		}
 		errType := field.ErrorType(cause.Type)
 		errs = append(errs, &field.Error{
 			Type:     errType,
-			Field:    path,
+			Field:    atFieldOfPodField(at, cause.Field),
 			BadValue: field.OmitValueType{},
 			Detail:   strings.TrimPrefix(cause.Message, errType.String()+": "),
 		})
 	}
 	return errs
+}
+
+// atFieldOfPodField names the At's field that a field of its rendered Pod
+// comes from: spec.activeDeadlineSeconds and the first container's command
+// come from the At's own fields when it sets them, the rest from its template (or, without a
+// template, from the controller's default Pod, which the At's command runs
+// in).
+func atFieldOfPodField(at *cnatv1beta1.At, podField string) string {
+	switch {
+	case podField == "spec.activeDeadlineSeconds" && at.Spec.ActiveDeadlineSeconds != nil:
+		return "spec.activeDeadlineSeconds"
+	case strings.HasPrefix(podField, "spec.containers[0].command"), strings.HasPrefix(podField, "spec.containers[0].args"):
+		if at.Spec.Command != "" {
+			return "spec.command"
+		}
+	case strings.HasPrefix(podField, "metadata.name"), strings.HasPrefix(podField, "metadata.labels"), strings.HasPrefix(podField, "metadata.ownerReferences"):
+		if at.Spec.Template == nil {
+			return "metadata.name"
+		}
+	}
+	if at.Spec.Template == nil {
+		return "spec.command"
+	}
+	return "spec.template." + podField
 }

@@ -1,11 +1,20 @@
 package webhook
 
 import (
+	"context"
+	"encoding/json"
+
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
 )
+
+// DefaultingPath is the path of the defaulting webhook (see the marker on
+// AtDefaulter).
+const DefaultingPath = "/mutate-cnat-programming-kubernetes-info-v1beta1-at"
 
 // Options configure the At webhooks.
 type Options struct {
@@ -19,9 +28,29 @@ type Options struct {
 
 // Setup registers the defaulting, validating and conversion webhooks of the
 // At kind with the manager's webhook server.
+//
+// The defaulter is registered by hand so that an At that does not decode (a
+// resource quantity that does not parse, a string where a number belongs)
+// is passed on unchanged: the API server validates it against the CRD's
+// schema right after the mutating webhooks and refuses it naming the field,
+// where the decoder's error names none.
 func Setup(mgr ctrl.Manager, o Options) error {
+	defaulter := admission.WithDefaulter(mgr.GetScheme(), &AtDefaulter{DefaultImage: o.Pods.DefaultImage})
+	mgr.GetWebhookServer().Register(DefaultingPath, &webhook.Admission{Handler: skipUndecodable{defaulter}})
 	return ctrl.NewWebhookManagedBy(mgr, &cnatv1beta1.At{}).
-		WithDefaulter(&AtDefaulter{DefaultImage: o.Pods.DefaultImage}).
 		WithValidator(&AtValidator{Client: mgr.GetClient(), Pods: o.Pods, PodCreateGuard: o.PodCreateGuard}).
 		Complete()
+}
+
+// skipUndecodable admits, unchanged, a request whose object does not decode
+// as an At, and hands every other request to the next handler.
+type skipUndecodable struct{ next admission.Handler }
+
+func (h skipUndecodable) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if len(req.Object.Raw) > 0 {
+		if err := json.Unmarshal(req.Object.Raw, &cnatv1beta1.At{}); err != nil {
+			return admission.Allowed("not decodable as an At; the CRD's schema refuses it with the field named")
+		}
+	}
+	return h.next.Handle(ctx, req)
 }

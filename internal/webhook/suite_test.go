@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"crypto/tls"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -47,6 +48,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if fuzzing() {
+		// The fuzz targets test pure functions: no API server for the
+		// fuzzing engine and each of its workers.
+		os.Exit(m.Run())
+	}
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, cnatv1beta1.AddToScheme, cnatv1alpha1.AddToScheme} {
 		if err := add(testScheme); err != nil {
@@ -137,6 +144,17 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// fuzzing reports whether the test binary runs a fuzz target with the
+// fuzzing engine (go test -fuzz), as its coordinator or as a worker.
+func fuzzing() bool {
+	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
+			return true
+		}
+	}
+	return false
 }
 
 func zapLevel() zapcore.Level {

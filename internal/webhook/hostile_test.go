@@ -1,0 +1,287 @@
+package webhook
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// An input a careless or hostile user may send, and what the API server
+// must answer.
+type inputCase struct {
+	class, name string
+	// v1alpha1 sends the At through the book's version.
+	v1alpha1 bool
+	// edit changes a valid At (schedule 2099-01-01T00:00:00Z, command echo).
+	edit func(obj map[string]any)
+	// strict asks the API server to refuse unknown fields
+	// (fieldValidation=Strict, as kubectl does).
+	strict bool
+	// accept: the input is at a limit, not past it, and must be stored.
+	accept bool
+	// wantField is the field the refusal must name, wantText a part of what
+	// it must say is accepted.
+	wantField, wantText string
+	// wantTextV1alpha1, if set, replaces wantText for v1alpha1: a value of
+	// the wrong type sent through v1alpha1 is refused by the conversion,
+	// which the API server runs for the admission webhooks before it
+	// validates the schema, in the conversion's words.
+	wantTextV1alpha1 string
+}
+
+func set(path string, value any) func(map[string]any) {
+	return func(obj map[string]any) {
+		keys := strings.Split(path, ".")
+		m := obj
+		for _, k := range keys[:len(keys)-1] {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[k] = next
+			}
+			m = next
+		}
+		m[keys[len(keys)-1]] = value
+	}
+}
+
+func all(edits ...func(map[string]any)) func(map[string]any) {
+	return func(obj map[string]any) {
+		for _, e := range edits {
+			e(obj)
+		}
+	}
+}
+
+func wallClock(zone string) func(map[string]any) {
+	return all(set("spec.schedule", "2099-01-01T09:00"), set("spec.timeZone", zone))
+}
+
+func template(spec map[string]any) func(map[string]any) {
+	return set("spec.template", map[string]any{"spec": spec})
+}
+
+func container(fields map[string]any) map[string]any {
+	c := map[string]any{"name": "main", "image": "alpine:3.20"}
+	for k, v := range fields {
+		c[k] = v
+	}
+	return map[string]any{"containers": []any{c}}
+}
+
+func templateAnnotation(raw string) func(map[string]any) {
+	return set("metadata.annotations", map[string]any{cnatv1alpha1.ConversionDataAnnotation: raw})
+}
+
+// inBothVersions is each case sent through v1beta1 and through v1alpha1.
+func inBothVersions(cases ...inputCase) []inputCase {
+	var out []inputCase
+	for _, c := range cases {
+		out = append(out, c)
+		c.v1alpha1 = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// hostileInputs are the classes of docs/reliability.md.
+func hostileInputs() []inputCase {
+	var cases []inputCase
+	add := func(cs ...inputCase) { cases = append(cases, cs...) }
+	rfc := "RFC 3339"
+
+	add(inBothVersions(
+		inputCase{class: "schedule", name: "words", edit: set("spec.schedule", "tomorrow at nine"), wantField: "spec.schedule", wantText: rfc},
+		inputCase{class: "schedule", name: "30 February", edit: set("spec.schedule", "2099-02-30T09:00:00Z"), wantField: "spec.schedule", wantText: "2099-02-30"},
+		inputCase{class: "schedule", name: "hour 25", edit: set("spec.schedule", "2099-01-01T25:00:00Z"), wantField: "spec.schedule"},
+		inputCase{class: "schedule", name: "lowercase t and z", edit: set("spec.schedule", "2099-01-01t09:00:00z"), wantField: "spec.schedule", wantText: rfc},
+		inputCase{class: "schedule", name: "10 000 characters", edit: set("spec.schedule", strings.Repeat("2", 10000)), wantField: "spec.schedule", wantText: "64"},
+		inputCase{class: "schedule", name: "Arabic-Indic digits", edit: set("spec.schedule", "٢٠٩٩-٠١-٠١T٠٩:٠٠:٠٠Z"), wantField: "spec.schedule", wantText: rfc},
+		inputCase{class: "schedule", name: "fullwidth colons", edit: set("spec.schedule", "2099-01-01T09：00：00Z"), wantField: "spec.schedule", wantText: rfc},
+		inputCase{class: "schedule", name: "trailing NUL", edit: set("spec.schedule", "2099-01-01T09:00:00Z\x00"), wantField: "spec.schedule", wantText: rfc},
+		inputCase{class: "schedule", name: "trailing newline", edit: set("spec.schedule", "2099-01-01T09:00:00Z\n"), wantField: "spec.schedule", wantText: rfc},
+		inputCase{class: "schedule", name: "wall clock without time zone", edit: set("spec.schedule", "2099-01-01T09:00:00"), wantField: "spec.schedule", wantText: "spec.timeZone"},
+		inputCase{class: "schedule", name: "offset and time zone", edit: set("spec.timeZone", "Europe/Berlin"), wantField: "spec.schedule", wantText: "without offset"},
+		inputCase{class: "schedule", name: "missing", edit: func(o map[string]any) { delete(o["spec"].(map[string]any), "schedule") }, wantField: "spec.schedule", wantText: "Required"},
+
+		inputCase{class: "timeZone", name: "unknown zone", edit: wallClock("Mars/Olympus_Mons"), wantField: "spec.timeZone", wantText: "Mars/Olympus_Mons"},
+		inputCase{class: "timeZone", name: "Local", edit: wallClock("Local"), wantField: "spec.timeZone", wantText: "Local"},
+		inputCase{class: "timeZone", name: "a path", edit: wallClock("../../etc/passwd"), wantField: "spec.timeZone"},
+		inputCase{class: "timeZone", name: "Cyrillic look-alike", edit: wallClock("Еurope/Berlin"), wantField: "spec.timeZone"},
+		inputCase{class: "timeZone", name: "1000 characters", edit: wallClock(strings.Repeat("A", 1000)), wantField: "spec.timeZone", wantText: "64"},
+		inputCase{class: "timeZone", name: "NUL", edit: wallClock("Europe/Berlin\x00"), wantField: "spec.timeZone"},
+		inputCase{class: "timeZone", name: "a real zone", edit: wallClock("America/Argentina/Buenos_Aires"), accept: true},
+
+		inputCase{class: "command", name: "empty", edit: set("spec.command", ""), wantField: "spec.command"},
+		inputCase{class: "command", name: "NUL", edit: set("spec.command", "echo a\x00b"), wantField: "spec.command", wantText: "NUL"},
+		inputCase{class: "command", name: "32769 characters", edit: set("spec.command", strings.Repeat("x", 32769)), wantField: "spec.command", wantText: "32768"},
+		inputCase{class: "command", name: "32768 characters of 4 bytes", edit: set("spec.command", strings.Repeat("😀", 32768)), wantField: "spec.command", wantText: "131071"},
+		inputCase{class: "command", name: "32768 ASCII characters", edit: set("spec.command", "echo "+strings.Repeat("x", 32763)), accept: true},
+		inputCase{class: "command", name: "131071 bytes in 32768 characters", edit: set("spec.command", strings.Repeat("😀", 32767)+"€"), accept: true},
+		inputCase{class: "command", name: "escape and bell characters", edit: set("spec.command", "printf '\x1b[31mred\x07'"), accept: true},
+		inputCase{class: "command", name: "right-to-left override", edit: set("spec.command", "echo \u202egnp.exe"), accept: true},
+
+		inputCase{class: "numbers", name: "startingDeadlineSeconds -1", edit: set("spec.startingDeadlineSeconds", -1), wantField: "spec.startingDeadlineSeconds", wantText: "greater than or equal to 0"},
+		inputCase{class: "numbers", name: "startingDeadlineSeconds 2^31", edit: set("spec.startingDeadlineSeconds", int64(1)<<31), wantField: "spec.startingDeadlineSeconds", wantText: "less than or equal to 2147483647"},
+		inputCase{class: "numbers", name: "startingDeadlineSeconds 2^31-1", edit: set("spec.startingDeadlineSeconds", int64(1)<<31-1), accept: true},
+		inputCase{class: "numbers", name: "activeDeadlineSeconds 0", edit: set("spec.activeDeadlineSeconds", 0), wantField: "spec.activeDeadlineSeconds", wantText: "greater than or equal to 1"},
+		inputCase{class: "numbers", name: "activeDeadlineSeconds 2^31", edit: set("spec.activeDeadlineSeconds", int64(1)<<31), wantField: "spec.activeDeadlineSeconds", wantText: "less than or equal to 2147483647"},
+		inputCase{class: "numbers", name: "activeDeadlineSeconds 2^31-1", edit: set("spec.activeDeadlineSeconds", int64(1)<<31-1), accept: true},
+		inputCase{class: "numbers", name: "backoffLimit -1", edit: set("spec.backoffLimit", -1), wantField: "spec.backoffLimit", wantText: "greater than or equal to 0"},
+		inputCase{class: "numbers", name: "backoffLimit 101", edit: set("spec.backoffLimit", 101), wantField: "spec.backoffLimit", wantText: "less than or equal to 100"},
+		inputCase{class: "numbers", name: "backoffLimit 100000", edit: set("spec.backoffLimit", 100000), wantField: "spec.backoffLimit", wantText: "less than or equal to 100"},
+		inputCase{class: "numbers", name: "backoffLimit 100", edit: set("spec.backoffLimit", 100), accept: true},
+		inputCase{class: "numbers", name: "ttlSecondsAfterFinished -1", edit: set("spec.ttlSecondsAfterFinished", -1), wantField: "spec.ttlSecondsAfterFinished", wantText: "greater than or equal to 0"},
+		inputCase{class: "numbers", name: "ttlSecondsAfterFinished 2^31", edit: set("spec.ttlSecondsAfterFinished", int64(1)<<31), wantField: "spec.ttlSecondsAfterFinished", wantText: "int32"},
+		inputCase{class: "numbers", name: "ttlSecondsAfterFinished 2^31-1", edit: set("spec.ttlSecondsAfterFinished", int64(1)<<31-1), accept: true},
+
+		inputCase{class: "types", name: "backoffLimit as a string", edit: set("spec.backoffLimit", "2"), wantField: "spec.backoffLimit", wantText: "integer", wantTextV1alpha1: "of type int32"},
+		inputCase{class: "types", name: "activeDeadlineSeconds as a fraction", edit: set("spec.activeDeadlineSeconds", 1.5), wantField: "spec.activeDeadlineSeconds", wantText: "integer", wantTextV1alpha1: "of type int64"},
+		inputCase{class: "types", name: "suspend as a string", edit: set("spec.suspend", "yes"), wantField: "spec.suspend", wantText: "boolean", wantTextV1alpha1: "of type bool"},
+		inputCase{class: "types", name: "command as a list", edit: set("spec.command", []any{"echo", "hi"}), wantField: "spec.command", wantText: "string", wantTextV1alpha1: "of type string"},
+		inputCase{class: "types", name: "spec as a string", edit: set("spec", "echo"), wantField: "spec", wantText: "object", wantTextV1alpha1: "of type v1alpha1.AtSpec"},
+
+		inputCase{class: "name", name: "64 characters", edit: set("metadata.name", strings.Repeat("a", 64)), wantField: "metadata.name", wantText: "63"},
+		inputCase{class: "name", name: "63 characters", edit: set("metadata.name", strings.Repeat("b", 63)), accept: true, wantTextV1alpha1: "v1alpha1"},
+		inputCase{class: "name", name: "non-ASCII", edit: set("metadata.name", "ät"), wantField: "metadata.name", wantText: "RFC 1123"},
+
+		inputCase{class: "careless", name: "typo comand", strict: true, edit: set("spec.comand", "echo"), wantField: "spec.comand", wantText: "unknown field"},
+		inputCase{class: "careless", name: "typo schedual", strict: true, edit: set("spec.schedual", "2099-01-01T00:00:00Z"), wantField: "spec.schedual", wantText: "unknown field"}, //nolint:misspell // the typo is the input
+		inputCase{class: "careless", name: "reserved conversion annotation on v1beta1", edit: templateAnnotation(`{"template":{}}`)},
+	)...)
+	// The reserved annotation means something different in each version.
+	cases[len(cases)-2].wantField, cases[len(cases)-2].wantText = "metadata.annotations["+cnatv1alpha1.ConversionDataAnnotation+"]", "reserved"
+	cases[len(cases)-1].name, cases[len(cases)-1].wantField, cases[len(cases)-1].wantText = "empty template annotation on v1alpha1", "spec.template.spec.containers", "Required"
+
+	tmpl := func(name string, spec map[string]any, wantField, wantText string) inputCase {
+		return inputCase{class: "template", name: name, edit: template(spec), wantField: wantField, wantText: wantText}
+	}
+	add(
+		tmpl("restartPolicy Always", map[string]any{"restartPolicy": "Always", "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.restartPolicy", "Never"),
+		tmpl("no containers", map[string]any{}, "spec.template.spec.containers", "must be of type array"),
+		tmpl("container name not a DNS label", container(map[string]any{"name": "Main_Container"}), "spec.template.spec.containers[0].name", "RFC 1123"),
+		tmpl("env name with =", container(map[string]any{"env": []any{map[string]any{"name": "MY=VAR", "value": "x"}}}), "spec.template.spec.containers[0].env[0].name", "MY=VAR"),
+		tmpl("env value with NUL", container(map[string]any{"env": []any{map[string]any{"name": "V", "value": "a\x00b"}}}), "spec.template.spec.containers[0].env[0].value", "NUL"),
+		tmpl("image with NUL", container(map[string]any{"image": "alpine\x00:3.20"}), "spec.template.spec.containers[0].image", "NUL"),
+		tmpl("mount of no volume", container(map[string]any{"volumeMounts": []any{map[string]any{"name": "data", "mountPath": "/data"}}}), "spec.template.spec.containers[0].volumeMounts[0].name", "Not found"),
+		tmpl("quantity that does not parse", container(map[string]any{"resources": map[string]any{"limits": map[string]any{"cpu": "lots"}}}), "spec.template.spec.containers[0].resources.limits.cpu", "should match"),
+		tmpl("negative memory", container(map[string]any{"resources": map[string]any{"limits": map[string]any{"memory": "-1Gi"}}}), "spec.template.spec.containers[0].resources.limits[memory]", "must be greater than or equal to 0"),
+		tmpl("request above limit", container(map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "2"}, "limits": map[string]any{"cpu": "1"}}}), "spec.template.spec.containers[0].resources.requests", "less than or equal to cpu limit"),
+		tmpl("impossible service account name", map[string]any{"serviceAccountName": "Not A Name!", "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.serviceAccountName", "RFC 1123"),
+		tmpl("port out of range", container(map[string]any{"ports": []any{map[string]any{"containerPort": 70000}}}), "spec.template.spec.containers[0].ports[0].containerPort", "between 1 and 65535"),
+		tmpl("duplicate container names", map[string]any{"containers": []any{map[string]any{"name": "a", "image": "x"}, map[string]any{"name": "a", "image": "x"}}}, "spec.template.spec.containers[1]", "Duplicate"),
+		tmpl("template activeDeadlineSeconds 0", map[string]any{"activeDeadlineSeconds": 0, "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.activeDeadlineSeconds", ""),
+		inputCase{class: "template", name: "label value of 64 characters", edit: set("spec.template", map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"app": strings.Repeat("v", 64)}},
+			"spec":     map[string]any{"containers": []any{map[string]any{"name": "main"}}},
+		}), wantField: "spec.template.metadata.labels", wantText: "63"},
+		tmpl("300 KB env value", container(map[string]any{"env": []any{map[string]any{"name": "BIG", "value": strings.Repeat("x", 300*1024)}}}), "spec.template", "262144"),
+		tmpl("RuntimeClass name with a slash", map[string]any{"runtimeClassName": "../x", "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.runtimeClassName", "RFC 1123"),
+		tmpl("PriorityClass name with a slash", map[string]any{"priorityClassName": "a/b", "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.priorityClassName", "RFC 1123"),
+		tmpl("two volumes of one name", map[string]any{"volumes": []any{map[string]any{"name": "v", "emptyDir": map[string]any{}}, map[string]any{"name": "v", "emptyDir": map[string]any{}}}, "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.volumes[1]", "Duplicate"),
+		inputCase{class: "template", name: "activeDeadlineSeconds of the At past the Pod's limit", edit: all(template(container(nil)), set("spec.activeDeadlineSeconds", int64(1)<<31)), wantField: "spec.activeDeadlineSeconds", wantText: "2147483647"},
+		tmpl("hostPath with ..", map[string]any{"volumes": []any{map[string]any{"name": "v", "hostPath": map[string]any{"path": "/a/../etc"}}}, "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.volumes[0].hostPath.path", ".."),
+	)
+
+	annotation := func(name, raw, wantField, wantText string) inputCase {
+		return inputCase{class: "v1alpha1 annotation", name: name, v1alpha1: true, edit: templateAnnotation(raw), wantField: wantField, wantText: wantText}
+	}
+	key := "metadata.annotations[" + cnatv1alpha1.ConversionDataAnnotation + "]"
+	add(
+		annotation("spec fields in the annotation", `{"spec":{"backoffLimit":101}}`, key, `unknown field "spec"`),
+		annotation("negative TTL in the annotation", `{"spec":{"ttlSecondsAfterFinished":-1}}`, key, `unknown field "spec"`),
+		annotation("status in the annotation", `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`, key, `unknown field "status"`),
+		annotation("not JSON", `{"template":`, key, `{"template":{...}}`),
+		annotation("unknown template field", `{"template":{"spec":{"containers":[{"name":"main","imagee":"x"}]}}}`, key, "template.spec.containers[0].imagee"),
+		annotation("quantity that does not parse", `{"template":{"spec":{"containers":[{"name":"main","resources":{"limits":{"cpu":"lots"}}}]}}}`, key, "quantities must match"),
+		annotation("wrong type", `{"template":{"spec":{"containers":"main"}}}`, key, "template.spec.containers"),
+		annotation("restartPolicy Always", `{"template":{"spec":{"restartPolicy":"Always","containers":[{"name":"main"}]}}}`, "spec.template.spec.restartPolicy", "Never"),
+		annotation("impossible service account name", `{"template":{"spec":{"serviceAccountName":"Not A Name!","containers":[{"name":"main"}]}}}`, "spec.template.spec.serviceAccountName", "RFC 1123"),
+		annotation("300 KB", `{"template":{"metadata":{"annotations":{"big":"`+strings.Repeat("x", 300*1024)+`"}}}}`, key, "262144"),
+		inputCase{class: "v1alpha1 annotation", name: "v1beta1 template field in v1alpha1", v1alpha1: true, strict: true, edit: template(container(nil)), wantField: "spec.template", wantText: "unknown field"},
+		inputCase{class: "v1alpha1 annotation", name: "a valid template", v1alpha1: true, edit: templateAnnotation(`{"template":{"spec":{"containers":[{"name":"main","image":"alpine:3.20"}]}}}`), accept: true},
+	)
+	return cases
+}
+
+func newAtObject(namespace, name string, v1alpha1 bool) *unstructured.Unstructured {
+	gv := cnatv1beta1.GroupVersion
+	if v1alpha1 {
+		gv = cnatv1alpha1.GroupVersion
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": gv.String(),
+		"kind":       "At",
+		"metadata":   map[string]any{"name": name, "namespace": namespace},
+		"spec":       map[string]any{"schedule": "2099-01-01T00:00:00Z", "command": "echo"},
+	}}
+}
+
+// TestHostileAndCarelessInput sends every input of hostileInputs and
+// expects each one past a limit refused with the field named, each one at a
+// limit stored; it logs the counts per class (docs/reliability.md).
+func TestHostileAndCarelessInput(t *testing.T) {
+	ns := newNamespace(t)
+	type tally struct{ tried, refused, accepted int }
+	counts := map[string]*tally{}
+	for i, tc := range hostileInputs() {
+		version := "v1beta1"
+		if tc.v1alpha1 {
+			version = "v1alpha1"
+		}
+		t.Run(fmt.Sprintf("%s/%s/%s", tc.class, version, tc.name), func(t *testing.T) {
+			g := NewWithT(t)
+			obj := newAtObject(ns, fmt.Sprintf("input-%d", i), tc.v1alpha1)
+			tc.edit(obj.Object)
+			wantText := tc.wantText
+			if tc.v1alpha1 && tc.wantTextV1alpha1 != "" {
+				if tc.accept {
+					obj.SetName(obj.GetName()[:62] + "a") // not the v1beta1 case's name
+				}
+				wantText = tc.wantTextV1alpha1
+			}
+			var opts []client.CreateOption
+			if tc.strict {
+				opts = append(opts, client.FieldValidation(metav1.FieldValidationStrict))
+			}
+			err := adminClient.Create(t.Context(), obj, opts...)
+			if counts[tc.class] == nil {
+				counts[tc.class] = &tally{}
+			}
+			counts[tc.class].tried++
+			if tc.accept {
+				g.Expect(err).NotTo(HaveOccurred())
+				counts[tc.class].accepted++
+				return
+			}
+			g.Expect(err).To(HaveOccurred(), "must be refused")
+			counts[tc.class].refused++
+			g.Expect(apierrors.IsInternalError(err) && !strings.Contains(err.Error(), "conversion webhook")).To(BeFalse(), "refused for a reason of its own, not by a failure: %v", err)
+			g.Expect(err.Error()).To(ContainSubstring(tc.wantField), "the refusal names the field")
+			g.Expect(err.Error()).To(ContainSubstring(wantText), "the refusal says what is accepted")
+		})
+	}
+	classes := make([]string, 0, len(counts))
+	for c := range counts {
+		classes = append(classes, c)
+	}
+	sort.Strings(classes)
+	total := tally{}
+	for _, c := range classes {
+		t.Logf("| %s | %d | %d refused with the field named, %d at a limit accepted |", c, counts[c].tried, counts[c].refused, counts[c].accepted)
+		total.tried += counts[c].tried
+		total.refused += counts[c].refused
+		total.accepted += counts[c].accepted
+	}
+	t.Logf("| total | %d | %d refused, %d accepted |", total.tried, total.refused, total.accepted)
+}

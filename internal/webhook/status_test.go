@@ -1,0 +1,201 @@
+package webhook
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// settledAt creates an At scheduled far ahead and waits until the
+// controller wrote its Pending status: a status nothing changes any more.
+func settledAt(t *testing.T, ns, name string) *cnatv1beta1.At {
+	g := NewWithT(t)
+	at := &cnatv1beta1.At{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       cnatv1beta1.AtSpec{Schedule: "2099-01-01T00:00:00Z", Command: "echo"},
+	}
+	g.Expect(adminClient.Create(t.Context(), at)).To(Succeed())
+	g.Eventually(func() cnatv1beta1.Phase {
+		g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), at)).To(Succeed())
+		return at.Status.Phase
+	}).Should(Equal(cnatv1beta1.PhasePending))
+	return at
+}
+
+func asV1alpha1(t *testing.T, at *cnatv1beta1.At) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(cnatv1alpha1.GroupVersion.WithKind("At"))
+	NewWithT(t).Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), u)).To(Succeed())
+	return u
+}
+
+// TestStatusIsWrittenOnlyThroughTheStatusSubresource: whatever version a
+// write to the main resource uses, the stored status stays what the
+// controller wrote.
+func TestStatusIsWrittenOnlyThroughTheStatusSubresource(t *testing.T) {
+	ns := newNamespace(t)
+	forged := map[string]any{"phase": "RUNNING", "attempts": int64(5), "reason": "Retrying", "podName": "forged-5"}
+
+	t.Run("issue 9: the v1alpha1 conversion annotation edited to attempts 5, Retrying", func(t *testing.T) {
+		g := NewWithT(t)
+		at := settledAt(t, ns, "annotation")
+		u := asV1alpha1(t, at)
+		u.SetAnnotations(map[string]string{cnatv1alpha1.ConversionDataAnnotation: `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`})
+		err := adminClient.Update(t.Context(), u)
+		g.Expect(err).To(MatchError(ContainSubstring(`unknown field "status"`)))
+
+		got := &cnatv1beta1.At{}
+		g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), got)).To(Succeed())
+		g.Expect(got.Status).To(Equal(at.Status), "the stored v1beta1 status is unchanged")
+	})
+
+	for _, version := range []string{"v1alpha1", "v1beta1"} {
+		t.Run("update of the main resource through "+version, func(t *testing.T) {
+			g := NewWithT(t)
+			at := settledAt(t, ns, "update-"+version)
+			g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				u := asV1alpha1(t, at)
+				if version == "v1beta1" {
+					u.SetGroupVersionKind(cnatv1beta1.GroupVersion.WithKind("At"))
+					if err := adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), u); err != nil {
+						return err
+					}
+					forged["phase"] = "Running"
+				}
+				for k, v := range forged {
+					g.Expect(unstructured.SetNestedField(u.Object, v, "status", k)).To(Succeed())
+				}
+				u.SetLabels(map[string]string{"edited": version})
+				return adminClient.Update(t.Context(), u)
+			})).To(Succeed(), "the write itself is allowed: it changes a label")
+
+			got := &cnatv1beta1.At{}
+			g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), got)).To(Succeed())
+			g.Expect(got.Labels).To(HaveKeyWithValue("edited", version))
+			g.Expect(got.Status).To(Equal(at.Status), "the API server kept the stored status")
+		})
+		t.Run("merge patch of the main resource through "+version, func(t *testing.T) {
+			g := NewWithT(t)
+			at := settledAt(t, ns, "patch-"+version)
+			u := &unstructured.Unstructured{}
+			gv := cnatv1beta1.GroupVersion
+			if version == "v1alpha1" {
+				gv = cnatv1alpha1.GroupVersion
+			}
+			u.SetGroupVersionKind(gv.WithKind("At"))
+			u.SetNamespace(ns)
+			u.SetName(at.Name)
+			g.Expect(adminClient.Patch(t.Context(), u, client.RawPatch(types.MergePatchType,
+				[]byte(`{"status":{"attempts":5,"reason":"Retrying","outcome":"Failed","conditions":[]}}`)))).To(Succeed())
+			got := &cnatv1beta1.At{}
+			g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), got)).To(Succeed())
+			g.Expect(got.Status).To(Equal(at.Status))
+		})
+	}
+}
+
+// TestRulesHoldWithoutTheAdmissionWebhooks deletes the webhook
+// configurations and sends through v1alpha1 what issue 12 found stored
+// unvalidated: the CRD's schema and CEL rules of v1alpha1 and the
+// conversion, which cannot be turned off separately, refuse it.
+func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := newNamespace(t)
+
+	// A probe only the validating webhook refuses: an unknown time zone.
+	probe := func(ctx context.Context, name string) error {
+		at := &cnatv1beta1.At{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec:       cnatv1beta1.AtSpec{Schedule: "2099-01-01T09:00", TimeZone: ptr.To("Mars/Olympus_Mons"), Command: "echo"},
+		}
+		err := adminClient.Create(ctx, at)
+		if err == nil {
+			_ = adminClient.Delete(ctx, at)
+		}
+		return err
+	}
+	mutating := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+	validating := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+	g.Expect(adminClient.List(ctx, mutating)).To(Succeed())
+	g.Expect(adminClient.List(ctx, validating)).To(Succeed())
+	for i := range mutating.Items {
+		g.Expect(adminClient.Delete(ctx, &mutating.Items[i])).To(Succeed())
+	}
+	for i := range validating.Items {
+		g.Expect(adminClient.Delete(ctx, &validating.Items[i])).To(Succeed())
+	}
+	t.Cleanup(func() {
+		g := NewWithT(t)
+		ctx := context.Background() // t.Context() is done when cleanups run
+		for i := range mutating.Items {
+			c := mutating.Items[i].DeepCopy()
+			c.ResourceVersion, c.UID, c.ManagedFields, c.CreationTimestamp = "", "", nil, metav1.Time{}
+			g.Expect(adminClient.Create(ctx, c)).To(Succeed())
+		}
+		for i := range validating.Items {
+			c := validating.Items[i].DeepCopy()
+			c.ResourceVersion, c.UID, c.ManagedFields, c.CreationTimestamp = "", "", nil, metav1.Time{}
+			g.Expect(adminClient.Create(ctx, c)).To(Succeed())
+		}
+		g.Eventually(func() error { return probe(ctx, "probe-back") }).Should(HaveOccurred(), "the webhooks are back")
+	})
+	g.Eventually(func() error { return probe(ctx, "probe-off") }).Should(Succeed(), "the webhooks are off")
+
+	for _, tc := range []struct {
+		name      string
+		edit      func(map[string]any)
+		wantField string
+	}{
+		{"a 64-character name", set("metadata.name", strings.Repeat("a", 64)), "metadata.name"},
+		{"backoffLimit 100000", set("spec.backoffLimit", 100000), "spec.backoffLimit"},
+		{"backoffLimit 101 in the annotation", templateAnnotation(`{"spec":{"backoffLimit":101}}`), "metadata.annotations[" + cnatv1alpha1.ConversionDataAnnotation + "]"},
+		{"negative ttlSecondsAfterFinished", set("spec.ttlSecondsAfterFinished", -1), "spec.ttlSecondsAfterFinished"},
+		{"a NUL in the command", set("spec.command", "echo \x00"), "spec.command"},
+		{"a command of 131072 bytes", set("spec.command", strings.Repeat("😀", 32768)), "spec.command"},
+		{"an unknown template field in the annotation", templateAnnotation(`{"template":{"spec":{"containerz":[]}}}`), "metadata.annotations[" + cnatv1alpha1.ConversionDataAnnotation + "]"},
+		{"neither command nor template", set("spec.command", nil), "spec.command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			obj := newAtObject(ns, "no-webhooks", true)
+			tc.edit(obj.Object)
+			if obj.Object["spec"].(map[string]any)["command"] == nil {
+				delete(obj.Object["spec"].(map[string]any), "command")
+			}
+			err := adminClient.Create(ctx, obj)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.Error()).To(ContainSubstring(tc.wantField))
+		})
+	}
+
+	t.Run("schedule and command cannot change once fired", func(t *testing.T) {
+		g := NewWithT(t)
+		at := &cnatv1beta1.At{
+			ObjectMeta: metav1.ObjectMeta{Name: "fired", Namespace: ns},
+			Spec:       cnatv1beta1.AtSpec{Schedule: "2020-01-01T00:00:00Z", Command: "sleep 3600"},
+		}
+		g.Expect(adminClient.Create(ctx, at)).To(Succeed())
+		g.Eventually(func() int32 {
+			g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), at)).To(Succeed())
+			return at.Status.Attempts
+		}).Should(Equal(int32(1)))
+		for _, patch := range []string{`{"spec":{"command":"rm -rf /"}}`, `{"spec":{"schedule":"2030-01-01T00:00:00Z"}}`} {
+			u := asV1alpha1(t, at)
+			err := adminClient.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(patch)))
+			g.Expect(err).To(MatchError(ContainSubstring("cannot change once the At has fired")))
+		}
+	})
+}
