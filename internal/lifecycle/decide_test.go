@@ -332,7 +332,7 @@ func TestConditionsMatchREADME(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var header []string
 	rows := 0
 	scanner := bufio.NewScanner(f)
