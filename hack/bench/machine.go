@@ -34,6 +34,11 @@ func describeMachine(_ context.Context, c *clients, root string) Machine {
 		}
 		_ = f.Close()
 	}
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if fields := strings.Fields(string(load)); len(fields) > 0 {
+			m.LoadAverage = fields[0]
+		}
+	}
 	if release, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(release))
 	}

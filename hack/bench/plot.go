@@ -64,7 +64,9 @@ func plotLateness(r *Result, path string) error {
 	p.Y.Label.Text = "fraction of units started"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Y.Min, p.Y.Max = 0, 1
+	// Room above 1 for the legend, so it covers no curve.
+	p.Y.Min, p.Y.Max = 0, 1.3
+	p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25}, {Value: 0.5, Label: "0.5"}, {Value: 0.75}, {Value: 1, Label: "1"}})
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
 	xMin, xMax := 1.0, 10.0

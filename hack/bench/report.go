@@ -32,6 +32,9 @@ type Machine struct {
 	Kubernetes string `json:"kubernetes"`
 	Go         string `json:"go"`
 	Commit     string `json:"commit"`
+	// LoadAverage is the 1-minute load average when the run began: the
+	// machine may be shared, and the numbers move with its load.
+	LoadAverage string `json:"loadAverage"`
 }
 
 func (r *Result) stage(name string) *Stage {
@@ -185,9 +188,12 @@ func requestRows(stages []*Stage) [][]string {
 	for _, k := range keys {
 		row := []string{"`" + k.String() + "`"}
 		for _, v := range perUnit[k] {
-			if v == 0 {
+			switch {
+			case v == 0:
 				row = append(row, "")
-			} else {
+			case v < 0.005:
+				row = append(row, "<0.01")
+			default:
 				row = append(row, fmt.Sprintf("%.2f", v))
 			}
 		}
@@ -232,8 +238,8 @@ const (
 func renderDocSection(r *Result, plotFile string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Latest run: %s, `%s`, at commit `%s`.\n\n", r.Date.UTC().Format("2006-01-02 15:04 MST"), r.Command, r.Machine.Commit)
-	fmt.Fprintf(&b, "Machine: %s, %d cores, %d GiB, Linux %s; Kubernetes %s (the local cluster, %d extra simulated nodes); %s.\n\n",
-		r.Machine.CPU, r.Machine.Cores, r.Machine.MemoryGiB, r.Machine.Kernel, r.Machine.Kubernetes, r.Nodes, r.Machine.Go)
+	fmt.Fprintf(&b, "Machine: %s, %d cores, %d GiB, Linux %s, load average %s when the run began; Kubernetes %s (the local cluster, %d extra simulated nodes); %s.\n\n",
+		r.Machine.CPU, r.Machine.Cores, r.Machine.MemoryGiB, r.Machine.Kernel, r.Machine.LoadAverage, r.Machine.Kubernetes, r.Nodes, r.Machine.Go)
 	b.WriteString(renderTables(r))
 	if plotFile != "" {
 		fmt.Fprintf(&b, "\n![First Pod after T, cumulative](%s)\n", plotFile)

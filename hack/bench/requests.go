@@ -41,13 +41,14 @@ func (k RequestKey) String() string {
 	return k.Verb + " " + s
 }
 
-// write tells whether the request changes stored state.
+// write tells whether the request changes stored state. The verbs are the
+// counter's: POST creates, PUT updates, APPLY is a server-side apply patch.
 func (k RequestKey) write() bool {
 	if k.DryRun {
 		return false
 	}
 	switch k.Verb {
-	case "CREATE", "UPDATE", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION":
+	case "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION":
 		return true
 	}
 	return false

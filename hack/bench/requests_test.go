@@ -35,7 +35,7 @@ func TestParseRequests(t *testing.T) {
 }
 
 func TestRequestsSince(t *testing.T) {
-	pods := RequestKey{Verb: "CREATE", Resource: "pods"}
+	pods := RequestKey{Verb: "POST", Resource: "pods"}
 	status := RequestKey{Verb: "APPLY", Group: "cnat.programming-kubernetes.info", Resource: "ats", Subresource: "status"}
 	watch := RequestKey{Verb: "WATCH", Resource: "pods"}
 	before := RequestCounts{pods: 10, status: 5, watch: 3}
@@ -56,11 +56,13 @@ func TestRequestsSince(t *testing.T) {
 
 func TestRequestKeyWrite(t *testing.T) {
 	for key, want := range map[RequestKey]bool{
-		{Verb: "APPLY", Resource: "pods"}:                true,
-		{Verb: "PATCH", Resource: "ats"}:                 true,
-		{Verb: "CREATE", Resource: "pods", DryRun: true}: false,
-		{Verb: "GET", Resource: "pods"}:                  false,
-		{Verb: "WATCH", Resource: "pods"}:                false,
+		{Verb: "APPLY", Resource: "pods"}:                      true,
+		{Verb: "PATCH", Resource: "ats"}:                       true,
+		{Verb: "POST", Resource: "pods"}:                       true,
+		{Verb: "PUT", Resource: "jobs", Subresource: "status"}: true,
+		{Verb: "POST", Resource: "pods", DryRun: true}:         false,
+		{Verb: "GET", Resource: "pods"}:                        false,
+		{Verb: "WATCH", Resource: "pods"}:                      false,
 	} {
 		if got := key.write(); got != want {
 			t.Errorf("%s: write() = %v, want %v", key, got, want)
