@@ -172,42 +172,42 @@ func removeLeftovers(ctx context.Context, c *clients) error {
 // and only if Pods are still held by finalizers a minute later does it
 // remove those, as a last resort.
 func cleanNamespace(ctx context.Context, c *clients, namespace string) error {
-	all := metav1.ListOptions{}
 	background := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &background}
-	err := c.dyn.Resource(atResource).Namespace(namespace).DeleteCollection(ctx, opts, all)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting the Ats of %s: %w", namespace, err)
+	ats := c.dyn.Resource(atResource).Namespace(namespace)
+	err := deleteAll(ctx, "Ats", namespace, 5*time.Minute,
+		func(ctx context.Context) error { return ats.DeleteCollection(ctx, opts, metav1.ListOptions{}) },
+		func(ctx context.Context) (int, error) {
+			l, err := ats.List(ctx, metav1.ListOptions{Limit: 1})
+			if apierrors.IsNotFound(err) {
+				return 0, nil
+			}
+			if err != nil {
+				return 0, err
+			}
+			return len(l.Items), nil
+		})
+	if err != nil {
+		return err
 	}
-	if err := waitEmpty(ctx, func(ctx context.Context) (int, error) {
-		l, err := c.dyn.Resource(atResource).Namespace(namespace).List(ctx, metav1.ListOptions{Limit: 1})
-		if apierrors.IsNotFound(err) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		return len(l.Items), nil
-	}, 2*time.Minute); err != nil {
-		return fmt.Errorf("waiting for the Ats of %s to go: %w", namespace, err)
-	}
-	if err := c.kube.BatchV1().CronJobs(namespace).DeleteCollection(ctx, opts, all); err != nil {
+	if err := c.kube.BatchV1().CronJobs(namespace).DeleteCollection(ctx, opts, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("deleting the CronJobs of %s: %w", namespace, err)
 	}
-	if err := c.kube.BatchV1().Jobs(namespace).DeleteCollection(ctx, opts, all); err != nil {
+	if err := c.kube.BatchV1().Jobs(namespace).DeleteCollection(ctx, opts, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("deleting the Jobs of %s: %w", namespace, err)
 	}
-	if err := c.kube.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, all); err != nil {
-		return fmt.Errorf("deleting the Pods of %s: %w", namespace, err)
+	pods := c.kube.CoreV1().Pods(namespace)
+	deletePods := func(ctx context.Context) error {
+		return pods.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	}
 	countPods := func(ctx context.Context) (int, error) {
-		l, err := c.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{Limit: 1})
+		l, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
 		if err != nil {
 			return 0, err
 		}
 		return len(l.Items), nil
 	}
-	if err := waitEmpty(ctx, countPods, time.Minute); err != nil {
+	if err := deleteAll(ctx, "Pods", namespace, 2*time.Minute, deletePods, countPods); err != nil {
 		if err := stripPodFinalizers(ctx, c.kube, namespace); err != nil {
 			return err
 		}
@@ -225,6 +225,27 @@ func cleanNamespace(ctx context.Context, c *clients, namespace string) error {
 		}
 		return 1, err
 	}, 2*time.Minute)
+}
+
+// deleteAll deletes a collection until count finds none left, for at most
+// timeout. One DeleteCollection of tens of thousands of objects can outlast
+// the API server's request timeout; it is then sent again for what is left.
+func deleteAll(ctx context.Context, what, namespace string, timeout time.Duration,
+	deleteCollection func(context.Context) error, count func(context.Context) (int, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := deleteCollection(ctx)
+		if err != nil && !apierrors.IsNotFound(err) {
+			fmt.Printf("bench: deleting the %s of %s: %v; trying again\n", what, namespace, err)
+		}
+		waitErr := waitEmpty(ctx, count, min(30*time.Second, time.Until(deadline)))
+		if waitErr == nil {
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("deleting the %s of %s: still there after %s: %w", what, namespace, timeout, waitErr)
+		}
+	}
 }
 
 // stripPodFinalizers removes the finalizers of the Pods left in namespace.

@@ -197,6 +197,7 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 		}
 	}()
 
+	var cleanupErrs []error
 	result := &Result{Date: time.Now().UTC(), Command: cmdline, N: opts.n, Concurrency: opts.concurrency, Nodes: nodes}
 	result.Machine = describeMachine(ctx, c, root)
 	if opts.memorySettled || opts.memoryPending > 0 || opts.memoryUnrelated > 0 {
@@ -233,25 +234,34 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 			}
 			result.Memory = append(result.Memory, m)
 		}
+		// A stage's results are kept even if its cleanup fails: the next
+		// run removes what is left.
 		if err := cleanNamespace(ctx, c, opts.namespacePrefix+"-"+stageNamespace(name)); err != nil {
-			return err
+			cleanupErrs = append(cleanupErrs, err)
+			fmt.Fprintln(os.Stderr, "bench:", err)
 		}
 	}
 	if opts.memoryPending > 0 {
 		m, err := b.memoryPending(ctx, opts.memoryPending)
-		if err != nil {
+		if m.RSSBytes == 0 {
 			return err
 		}
 		result.Memory = append(result.Memory, m)
+		if err != nil { // read, but not cleaned up
+			cleanupErrs = append(cleanupErrs, err)
+		}
 	}
 	if opts.memoryUnrelated > 0 {
 		m, err := b.memoryUnrelatedPods(ctx, opts.memoryUnrelated)
-		if err != nil {
+		if len(m) == 0 {
 			return err
 		}
 		result.Memory = append(result.Memory, m...)
+		if err != nil { // read, but not cleaned up
+			cleanupErrs = append(cleanupErrs, err)
+		}
 	}
-	return report(result, opts)
+	return errors.Join(report(result, opts), errors.Join(cleanupErrs...))
 }
 
 // stageNamespace is the suffix of a stage's namespace.

@@ -72,10 +72,10 @@ func (b *bench) memoryPending(ctx context.Context, count int) (MemoryReading, er
 	}
 	created := time.Since(start).Seconds()
 	r, err := b.readMemory(ctx, fmt.Sprintf("%d pending Ats", count))
-	r.CreationSeconds = created
 	if err != nil {
-		return r, err
+		return MemoryReading{}, err
 	}
+	r.CreationSeconds = created
 	return r, cleanNamespace(ctx, b.c, ns)
 }
 
@@ -105,10 +105,10 @@ func (b *bench) memoryUnrelatedPods(ctx context.Context, count int) ([]MemoryRea
 	}
 	created := time.Since(start).Seconds()
 	with, err := b.readMemory(ctx, fmt.Sprintf("with %d unrelated Pods", count))
-	with.CreationSeconds = created
 	if err != nil {
 		return nil, err
 	}
+	with.CreationSeconds = created
 	return []MemoryReading{without, with}, cleanNamespace(ctx, b.c, ns)
 }
 
