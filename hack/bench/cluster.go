@@ -254,6 +254,9 @@ func stripPodFinalizers(ctx context.Context, cs kubernetes.Interface, namespace 
 	if err != nil {
 		return fmt.Errorf("listing the Pods left in %s: %w", namespace, err)
 	}
+	if len(pods.Items) == 0 {
+		return nil
+	}
 	fmt.Printf("bench: %d Pods in %s still held by finalizers; removing them\n", len(pods.Items), namespace)
 	patch := []byte(`{"metadata":{"finalizers":null}}`)
 	return forEach(ctx, len(pods.Items), 20, func(ctx context.Context, i int) error {
