@@ -254,13 +254,19 @@ func stripPodFinalizers(ctx context.Context, cs kubernetes.Interface, namespace 
 	if err != nil {
 		return fmt.Errorf("listing the Pods left in %s: %w", namespace, err)
 	}
-	if len(pods.Items) == 0 {
+	var held []string
+	for _, p := range pods.Items {
+		if len(p.Finalizers) > 0 {
+			held = append(held, p.Name)
+		}
+	}
+	if len(held) == 0 {
 		return nil
 	}
-	fmt.Printf("bench: %d Pods in %s still held by finalizers; removing them\n", len(pods.Items), namespace)
+	fmt.Printf("bench: %d Pods in %s still held by finalizers; removing them\n", len(held), namespace)
 	patch := []byte(`{"metadata":{"finalizers":null}}`)
-	return forEach(ctx, len(pods.Items), 20, func(ctx context.Context, i int) error {
-		_, err := cs.CoreV1().Pods(namespace).Patch(ctx, pods.Items[i].Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return forEach(ctx, len(held), 20, func(ctx context.Context, i int) error {
+		_, err := cs.CoreV1().Pods(namespace).Patch(ctx, held[i], types.MergePatchType, patch, metav1.PatchOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
