@@ -207,7 +207,9 @@ func cleanNamespace(ctx context.Context, c *clients, namespace string) error {
 		}
 		return len(l.Items), nil
 	}
-	if err := deleteAll(ctx, "Pods", namespace, 2*time.Minute, deletePods, countPods); err != nil {
+	// Pods still running are deleted gracefully: kwok removes about 50 a
+	// second.
+	if err := deleteAll(ctx, "Pods", namespace, 5*time.Minute, deletePods, countPods); err != nil {
 		if err := stripPodFinalizers(ctx, c.kube, namespace); err != nil {
 			return err
 		}
