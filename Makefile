@@ -73,7 +73,7 @@ test: verify lint test-unit test-integration e2e e2e-real ## Everything CI runs.
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure logic, no API server; a short fuzz run of the conversion annotation and of At validation.
-	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/...
+	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/... ./hack/bench/...
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzDecodeConversionData -fuzztime=5s
 	go test ./internal/webhook -run='^$$' -fuzz=FuzzValidateAt -fuzztime=5s
 
@@ -124,6 +124,17 @@ install: cluster build ## Install the local overlay (CRD, RBAC, webhook configur
 .PHONY: run
 run: install ## Run cnat on the local cluster with a sample At a few seconds ahead.
 	hack/run-local.sh
+
+##@ Benchmark
+
+# Flags for hack/bench, e.g. BENCH_FLAGS='-n 10000' or '-stages raw,cnat';
+# `go run ./hack/bench -h` lists them.
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: install ## N Ats due at one instant, side by side with raw Pod creation (the limit) and the CronJob controller; updates docs/benchmarks.md.
+	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o $(BIN)/cnat-controller ./cmd/cnat-controller
+	go run ./hack/bench -kubeconfig $(LOCAL_KUBECONFIG) -doc docs/benchmarks.md -plot docs/benchmarks-lateness.svg $(BENCH_FLAGS)
 
 ##@ Build
 

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Result is one run of the bench: what .local/bench.json holds.
+type Result struct {
+	Date        time.Time       `json:"date"`
+	Command     string          `json:"command"`
+	Machine     Machine         `json:"machine"`
+	N           int             `json:"n"`
+	Concurrency int             `json:"concurrency"`
+	Nodes       int             `json:"simulatedNodes"`
+	Stages      []*Stage        `json:"stages"`
+	Memory      []MemoryReading `json:"memory,omitempty"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPU        string `json:"cpu"`
+	Cores      int    `json:"cores"`
+	MemoryGiB  int    `json:"memoryGiB"`
+	Kernel     string `json:"kernel"`
+	Kubernetes string `json:"kubernetes"`
+	Go         string `json:"go"`
+	Commit     string `json:"commit"`
+	// LoadAverage is the 1-minute load average when the run began: the
+	// machine may be shared, and the numbers move with its load.
+	LoadAverage string `json:"loadAverage"`
+}
+
+func (r *Result) stage(name string) *Stage {
+	for _, s := range r.Stages {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// fmtSeconds renders a duration in seconds with the precision a reader
+// needs at its size.
+func fmtSeconds(s float64) string {
+	switch {
+	case s < 10:
+		return fmt.Sprintf("%.2f s", s)
+	case s < 100:
+		return fmt.Sprintf("%.1f s", s)
+	default:
+		return fmt.Sprintf("%.0f s", s)
+	}
+}
+
+func fmtDistribution(d Distribution) string {
+	if d.Count == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%s / %s / %s / %s", fmtSeconds(d.P50), fmtSeconds(d.P90), fmtSeconds(d.P99), fmtSeconds(d.Max))
+}
+
+// ratio renders x against the raw anchor of the same run.
+func ratio(x, anchor float64) string {
+	if anchor <= 0 || x <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f×", x/anchor)
+}
+
+func (s *Stage) terminalCell(raw *Stage) string {
+	if !s.AllTerminal {
+		finished := s.N - s.Verdict.Lost
+		return fmt.Sprintf("not by the end (%d of %d)", finished, s.N)
+	}
+	cell := "T+" + fmtSeconds(s.AllTerminalSeconds)
+	if raw != nil && raw != s && raw.AllTerminal {
+		cell += " (" + ratio(s.AllTerminalSeconds, raw.AllTerminalSeconds) + ")"
+	}
+	return cell
+}
+
+// markdownTable renders a GitHub-flavoured Markdown table.
+func markdownTable(header []string, rows [][]string) string {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n")
+	b.WriteString("|" + strings.Repeat(" --- |", len(header)) + "\n")
+	for _, r := range rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	return b.String()
+}
+
+// renderTables renders the run's tables: the side-by-side lateness, the
+// controller's usage, the API requests and the memory readings.
+func renderTables(r *Result) string {
+	var b strings.Builder
+	raw := r.stage("raw")
+	rawP99 := 0.0
+	if raw != nil {
+		rawP99 = raw.FirstPod.P99
+	}
+	var rows [][]string
+	for _, s := range r.Stages {
+		verdict := fmt.Sprintf("%d / %d", s.Verdict.Duplicates, s.Verdict.Lost)
+		writes := fmt.Sprintf("%.2f", s.WritesPerUnit)
+		if s.Job != nil {
+			rows = append(rows, []string{s.Title + ": Job", fmtDistribution(*s.Job), ratio(s.Job.P99, rawP99), "", "", ""})
+			rows = append(rows, []string{s.Title + ": first Pod", fmtDistribution(s.FirstPod), ratio(s.FirstPod.P99, rawP99), s.terminalCell(raw), writes, verdict})
+			continue
+		}
+		label := s.Title
+		if s.Name == "cnat" {
+			label = "**cnat**"
+		}
+		rows = append(rows, []string{label, fmtDistribution(s.FirstPod), ratio(s.FirstPod.P99, rawP99), s.terminalCell(raw), writes, verdict})
+	}
+	fmt.Fprintf(&b, "N = %d, all due at one instant T; times from the API server's side (the bench's watch):\n\n", r.N)
+	b.WriteString(markdownTable([]string{"", "first Pod after T: p50 / p90 / p99 / max", "p99 ÷ raw", "all terminal", "writes per unit", "duplicates / lost"}, rows))
+
+	if cnat := r.stage("cnat"); cnat != nil && cnat.Controller != nil {
+		u := cnat.Controller
+		b.WriteString("\nThe cnat controller during its stage:\n\n")
+		b.WriteString(markdownTable(
+			[]string{"creating the Ats", "CPU while admitting them", "CPU from then to all terminal", "peak RSS", "client-side throttling waits logged"},
+			[][]string{{fmtSeconds(cnat.CreationSeconds), fmt.Sprintf("%.1f s", u.CPUAdmissionSeconds), fmt.Sprintf("%.1f s", u.CPUFiringSeconds), mib(u.PeakRSSBytes), fmt.Sprint(u.ThrottledRequests)}},
+		))
+	}
+
+	b.WriteString("\nAPI requests during each stage (apiserver_request_total, from just before creation until all terminal), per unit:\n\n")
+	header := []string{"request"}
+	for _, s := range r.Stages {
+		header = append(header, s.Name)
+	}
+	b.WriteString(markdownTable(header, requestRows(r.Stages)))
+
+	var lags []string
+	for _, s := range r.Stages {
+		lags = append(lags, fmt.Sprintf("%s %s", s.Name, fmtSeconds(s.WatchLagSeconds)))
+	}
+	fmt.Fprintf(&b, "\nCross-check of the watch: largest Pod ADD received minus its creationTimestamp (whole seconds, so up to 1 s is truncation): %s.\n", strings.Join(lags, ", "))
+
+	if len(r.Memory) > 0 {
+		b.WriteString("\nController memory, each reading after a fresh start, once it was idle:\n\n")
+		var mrows [][]string
+		for _, m := range r.Memory {
+			creation := "—"
+			if m.CreationSeconds > 0 {
+				creation = fmtSeconds(m.CreationSeconds)
+			}
+			mrows = append(mrows, []string{m.Situation, mib(m.RSSBytes), mib(m.PeakRSSBytes), fmtSeconds(m.SettleSeconds), creation})
+		}
+		b.WriteString(markdownTable([]string{"situation", "RSS", "peak RSS", "idle after", "creating the objects took"}, mrows))
+	}
+	return b.String()
+}
+
+// requestRows lists the requests of each stage per unit, for the requests
+// that reached 0.01 per unit in at least one stage (lease renewals and the
+// like are noise below that).
+func requestRows(stages []*Stage) [][]string {
+	perUnit := map[RequestKey][]float64{}
+	for i, s := range stages {
+		for _, rc := range s.Requests {
+			if rc.Resource == "" { // /metrics, /healthz, ...
+				continue
+			}
+			if perUnit[rc.RequestKey] == nil {
+				perUnit[rc.RequestKey] = make([]float64, len(stages))
+			}
+			perUnit[rc.RequestKey][i] = rc.Count / float64(s.N)
+		}
+	}
+	var keys []RequestKey
+	for k, v := range perUnit {
+		if slices.Max(v) >= 0.01 {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b RequestKey) int { return strings.Compare(a.String(), b.String()) })
+	var rows [][]string
+	for _, k := range keys {
+		row := []string{"`" + k.String() + "`"}
+		for _, v := range perUnit[k] {
+			switch {
+			case v == 0:
+				row = append(row, "")
+			case v < 0.005:
+				row = append(row, "<0.01")
+			default:
+				row = append(row, fmt.Sprintf("%.2f", v))
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// verdictProblems names the duplicates and lost units of every stage.
+func verdictProblems(r *Result) []string {
+	var out []string
+	for _, s := range r.Stages {
+		if s.Verdict.Duplicates > 0 {
+			out = append(out, fmt.Sprintf("%s: %d duplicates (e.g. %s)", s.Name, s.Verdict.Duplicates, strings.Join(s.Verdict.DuplicateExamples, ", ")))
+		}
+		if s.Verdict.Lost > 0 {
+			out = append(out, fmt.Sprintf("%s: %d lost (e.g. %s)", s.Name, s.Verdict.Lost, strings.Join(s.Verdict.LostExamples, ", ")))
+		}
+	}
+	return out
+}
+
+// writeJSON writes the result, samples included, to path.
+func writeJSON(path string, r *Result) error {
+	content, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(content, '\n'), 0o644)
+}
+
+const (
+	docBegin = "<!-- bench:begin (written by make bench) -->"
+	docEnd   = "<!-- bench:end -->"
+)
+
+// renderDocSection is what the bench writes between the markers of
+// docs/benchmarks.md: when, how, where, the tables and the picture.
+func renderDocSection(r *Result, plotFile string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Latest run: %s, `%s`, at commit `%s`.\n\n", r.Date.UTC().Format("2006-01-02 15:04 MST"), r.Command, r.Machine.Commit)
+	fmt.Fprintf(&b, "Machine: %s, %d cores, %d GiB, Linux %s, load average %s when the run began; Kubernetes %s (the local cluster, %d extra simulated nodes); %s.\n\n",
+		r.Machine.CPU, r.Machine.Cores, r.Machine.MemoryGiB, r.Machine.Kernel, r.Machine.LoadAverage, r.Machine.Kubernetes, r.Nodes, r.Machine.Go)
+	b.WriteString(renderTables(r))
+	if plotFile != "" {
+		fmt.Fprintf(&b, "\n![First Pod after T, cumulative](%s)\n", plotFile)
+	}
+	return b.String()
+}
+
+// replaceSection replaces what lies between the bench's markers in doc.
+func replaceSection(doc, section string) (string, error) {
+	begin := strings.Index(doc, docBegin)
+	end := strings.Index(doc, docEnd)
+	if begin < 0 || end < begin {
+		return "", fmt.Errorf("the markers %q and %q are missing", docBegin, docEnd)
+	}
+	return doc[:begin+len(docBegin)] + "\n" + section + doc[end:], nil
+}
+
+// updateDoc writes the run into the document at path.
+func updateDoc(path string, r *Result, plotFile string) error {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	updated, err := replaceSection(string(content), renderDocSection(r, plotFile))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if bytes.Equal([]byte(updated), content) {
+		return nil
+	}
+	return os.WriteFile(path, []byte(updated), 0o644)
+}

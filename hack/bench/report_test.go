@@ -1,0 +1,135 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gonum.org/v1/plot/plotter"
+)
+
+func fixture() *Result {
+	return &Result{
+		N: 1000, Concurrency: 20,
+		Stages: []*Stage{
+			{
+				Name: "raw", Title: "raw Pod creates, unthrottled client, concurrency 20 (the limit)", N: 1000,
+				FirstPod:    Distribution{Count: 1000, P50: 1.2, P90: 2.1, P99: 2.5, Max: 2.6},
+				AllTerminal: true, AllTerminalSeconds: 20, WritesPerUnit: 1,
+				Requests: []RequestCount{{RequestKey: RequestKey{Verb: "POST", Resource: "pods"}, Count: 1000}, {RequestKey: RequestKey{Verb: "GET", Resource: "secrets"}, Count: 2}},
+			},
+			{
+				Name: "cnat", Title: "cnat", N: 1000, CreationSeconds: 6.5,
+				FirstPod:    Distribution{Count: 1000, P50: 13.2, P90: 22, P99: 25.7, Max: 26.1},
+				AllTerminal: true, AllTerminalSeconds: 35.9, WritesPerUnit: 4,
+				Requests: []RequestCount{
+					{RequestKey: RequestKey{Verb: "APPLY", Group: "cnat.programming-kubernetes.info", Resource: "ats", Subresource: "status"}, Count: 3000},
+					{RequestKey: RequestKey{Verb: "APPLY", Resource: "pods"}, Count: 1000},
+					{RequestKey: RequestKey{Verb: "PUT", Group: "coordination.k8s.io", Resource: "leases"}, Count: 3},
+					{RequestKey: RequestKey{Verb: "GET", Resource: "secrets"}, Count: 20},
+				},
+				Controller: &ControllerUsage{CPUAdmissionSeconds: 4.2, CPUFiringSeconds: 9.8, PeakRSSBytes: 80 << 20},
+			},
+			{
+				Name: "cronjob", Title: "CronJob controller (kube-controller-manager defaults)", N: 1000,
+				Job:         &Distribution{Count: 1000, P50: 58, P90: 100, P99: 117, Max: 118},
+				FirstPod:    Distribution{Count: 990, P50: 108, P90: 190, P99: 214, Max: 217},
+				AllTerminal: false, WritesPerUnit: 5.5,
+				Verdict: Verdict{Lost: 10, LostExamples: []string{"bench-000001"}},
+			},
+		},
+		Memory: []MemoryReading{{Situation: "no Ats", RSSBytes: 40 << 20, PeakRSSBytes: 45 << 20, SettleSeconds: 3.1}},
+	}
+}
+
+func TestRenderTables(t *testing.T) {
+	got := renderTables(fixture())
+	for _, want := range []string{
+		"| raw Pod creates, unthrottled client, concurrency 20 (the limit) | 1.20 s / 2.10 s / 2.50 s / 2.60 s | 1.0× | T+20.0 s | 1.00 | 0 / 0 |",
+		"| **cnat** | 13.2 s / 22.0 s / 25.7 s / 26.1 s | 10.3× | T+35.9 s (1.8×) | 4.00 | 0 / 0 |",
+		"| CronJob controller (kube-controller-manager defaults): Job | 58.0 s / 100 s / 117 s / 118 s | 46.8× |  |  |  |",
+		"| CronJob controller (kube-controller-manager defaults): first Pod | 108 s / 190 s / 214 s / 217 s | 85.6× | not by the end (990 of 1000) | 5.50 | 0 / 10 |",
+		"| 6.50 s | 4.2 s | 9.8 s | 80 MiB | 0 |",
+		"| `APPLY ats/status.cnat.programming-kubernetes.info` |  | 3.00 |  |",
+		"| `POST pods` | 1.00 |  |  |",
+		"| no Ats | 40 MiB | 45 MiB | 3.10 s | — |",
+		// Shown because cnat made 0.02 per unit; the raw stage's 0.002 is not 0.
+		"| `GET secrets` | <0.01 | 0.02 |  |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("renderTables() lacks the line\n%s\nin\n%s", want, got)
+		}
+	}
+	// Three lease renewals over 1000 Ats are noise, below 0.01 per unit.
+	if strings.Contains(got, "leases") {
+		t.Errorf("renderTables() shows requests below 0.01 per unit:\n%s", got)
+	}
+}
+
+func TestRenderTablesWithoutRawAnchor(t *testing.T) {
+	r := fixture()
+	r.Stages = r.Stages[1:2]
+	got := renderTables(r)
+	if !strings.Contains(got, "| **cnat** | 13.2 s / 22.0 s / 25.7 s / 26.1 s | — | T+35.9 s | 4.00 | 0 / 0 |") {
+		t.Errorf("renderTables() without a raw stage:\n%s", got)
+	}
+}
+
+func TestReplaceSection(t *testing.T) {
+	doc := "# Benchmarks\n\nProse.\n\n" + docBegin + "\nold table\n" + docEnd + "\n\nMore prose.\n"
+	got, err := replaceSection(doc, "new table\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# Benchmarks\n\nProse.\n\n" + docBegin + "\nnew table\n" + docEnd + "\n\nMore prose.\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("replaceSection() mismatch (-want +got):\n%s", diff)
+	}
+	if _, err := replaceSection("# Benchmarks\n", "x"); err == nil || !strings.Contains(err.Error(), "markers") {
+		t.Errorf("replaceSection() without markers: error %v, want one naming the markers", err)
+	}
+}
+
+func TestCommand(t *testing.T) {
+	for args, want := range map[string]string{
+		"": "make bench",
+		"-kubeconfig /x/.local/kubeconfig -doc docs/benchmarks.md -plot=docs/p.svg": "make bench",
+		"-kubeconfig /x/k -n 10000 -stages=raw,cnat":                                "make bench BENCH_FLAGS='-n 10000 -stages=raw,cnat'",
+	} {
+		if got := command(strings.Fields(args)); got != want {
+			t.Errorf("command(%q) = %q, want %q", args, got, want)
+		}
+	}
+}
+
+func TestParseFlagsRefusesBadInput(t *testing.T) {
+	for args, want := range map[string]string{
+		"-n 0":               "-n: 0 is too small",
+		"-stages raw,kueue":  `-stages: unknown stage "kueue"; accepted: raw, cnat, cronjob`,
+		"-concurrency -1":    "-concurrency: -1 is too small",
+		"-timeout 0s":        "-timeout",
+		"-n 10 extra":        "unexpected arguments",
+		"-memory-batch 0":    "-memory-batch",
+		"-pods-per-node 0":   "-pods-per-node",
+		"-memory-pending -5": "-memory-pending",
+	} {
+		_, err := parseFlags(strings.Fields(args))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("parseFlags(%q) = %v, want an error containing %q", args, err, want)
+		}
+	}
+	o, err := parseFlags([]string{"-n", "10000", "-stages", "cnat"})
+	if err != nil || o.n != 10000 || !cmp.Equal(o.stages, []string{"cnat"}) {
+		t.Errorf("parseFlags(-n 10000 -stages cnat) = %+v, %v", o, err)
+	}
+}
+
+func TestCumulative(t *testing.T) {
+	// Two of four units started, at 0 s (drawn at the axis floor) and 2 s;
+	// the curve stops at one half: the other two are lost.
+	got := cumulative([]float64{2, 0}, 4)
+	want := plotter.XYs{{X: floorSeconds, Y: 0}, {X: floorSeconds, Y: 0.25}, {X: 2, Y: 0.25}, {X: 2, Y: 0.5}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("cumulative() mismatch (-want +got):\n%s", diff)
+	}
+}

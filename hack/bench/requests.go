@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"k8s.io/client-go/kubernetes"
+)
+
+// RequestKey is one row of the API server's request counter
+// apiserver_request_total, without the response code: what was asked of
+// which resource.
+type RequestKey struct {
+	Verb        string `json:"verb"`
+	Group       string `json:"group,omitempty"`
+	Resource    string `json:"resource"`
+	Subresource string `json:"subresource,omitempty"`
+	// DryRun is set for dry-run requests (the validating webhook's dry-run
+	// Pod create), which the API server does not persist.
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// String renders the key as "VERB resource/subresource.group".
+func (k RequestKey) String() string {
+	s := k.Resource
+	if k.Subresource != "" {
+		s += "/" + k.Subresource
+	}
+	if k.Group != "" {
+		s += "." + k.Group
+	}
+	if k.DryRun {
+		s += " (dry run)"
+	}
+	return k.Verb + " " + s
+}
+
+// write tells whether the request changes stored state. The verbs are the
+// counter's: POST creates, PUT updates, APPLY is a server-side apply patch.
+func (k RequestKey) write() bool {
+	if k.DryRun {
+		return false
+	}
+	switch k.Verb {
+	case "POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION":
+		return true
+	}
+	return false
+}
+
+// RequestCounts are cumulative request counts by key.
+type RequestCounts map[RequestKey]float64
+
+// RequestCount is one row of a request table.
+type RequestCount struct {
+	RequestKey
+	Count float64 `json:"count"`
+}
+
+// scrapeRequests reads apiserver_request_total from the API server's
+// /metrics and sums it over response codes and scopes.
+func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (RequestCounts, error) {
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's /metrics: %w", err)
+	}
+	return parseRequests(raw)
+}
+
+// parseRequests extracts apiserver_request_total from a Prometheus text
+// exposition. Long-running requests (WATCH, CONNECT) are counted too; the
+// tables show what they are.
+func parseRequests(exposition []byte) (RequestCounts, error) {
+	// Only the one family is parsed: the full exposition of an API server
+	// holds thousands of series the bench does not need.
+	var family bytes.Buffer
+	for line := range bytes.Lines(exposition) {
+		if bytes.HasPrefix(line, []byte("apiserver_request_total{")) ||
+			bytes.HasPrefix(line, []byte("# HELP apiserver_request_total ")) ||
+			bytes.HasPrefix(line, []byte("# TYPE apiserver_request_total ")) {
+			family.Write(line)
+		}
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(&family)
+	if err != nil {
+		return nil, fmt.Errorf("parsing apiserver_request_total: %w", err)
+	}
+	counts := RequestCounts{}
+	f, ok := families["apiserver_request_total"]
+	if !ok {
+		return counts, nil
+	}
+	for _, m := range f.GetMetric() {
+		var k RequestKey
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "verb":
+				k.Verb = l.GetValue()
+			case "group":
+				k.Group = l.GetValue()
+			case "resource":
+				k.Resource = l.GetValue()
+			case "subresource":
+				k.Subresource = l.GetValue()
+			case "dry_run":
+				k.DryRun = l.GetValue() != ""
+			}
+		}
+		counts[k] += m.GetCounter().GetValue()
+	}
+	return counts, nil
+}
+
+// since returns the requests made between the earlier scrape and c, largest
+// first; keys with no request in between are left out.
+func (c RequestCounts) since(earlier RequestCounts) []RequestCount {
+	var out []RequestCount
+	for k, v := range c {
+		if d := v - earlier[k]; d > 0 {
+			out = append(out, RequestCount{RequestKey: k, Count: d})
+		}
+	}
+	slices.SortFunc(out, func(a, b RequestCount) int {
+		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+			return c
+		}
+		return strings.Compare(a.String(), b.String())
+	})
+	return out
+}
+
+// sumRequests adds the counts of the rows that match.
+func sumRequests(rows []RequestCount, match func(RequestKey) bool) float64 {
+	var n float64
+	for _, r := range rows {
+		if match(r.RequestKey) {
+			n += r.Count
+		}
+	}
+	return n
+}

@@ -1,0 +1,386 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// Stage is the measurement of one way of starting N Pods at one instant T.
+type Stage struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	N     int    `json:"n"`
+	// T is the instant the Pods were due (raw: the instant creation began).
+	T time.Time `json:"t"`
+	// CreationSeconds is how long the bench took to create the N objects
+	// (Ats, CronJobs, or the raw Pods themselves).
+	CreationSeconds float64 `json:"creationSeconds"`
+	// FirstPod is, per unit, when the watch saw its first Pod, minus T.
+	FirstPod        Distribution `json:"firstPod"`
+	FirstPodSamples []float64    `json:"firstPodSeconds"`
+	// Job is, per CronJob, when the watch saw its Job, minus T.
+	Job        *Distribution `json:"job,omitempty"`
+	JobSamples []float64     `json:"jobSeconds,omitempty"`
+	// AllTerminalSeconds is T until the last unit was seen finished (or
+	// until the bench gave up, AllTerminal false).
+	AllTerminalSeconds float64 `json:"allTerminalSeconds"`
+	AllTerminal        bool    `json:"allTerminal"`
+	// Requests are the API server's requests from just before creation
+	// until all were terminal, by verb and resource.
+	Requests []RequestCount `json:"requests"`
+	// WritesPerUnit are the writes of the controller under test per unit
+	// (the bench's own creates excluded).
+	WritesPerUnit float64 `json:"writesPerUnit"`
+	Verdict       Verdict `json:"verdict"`
+	// WatchLagSeconds is the cross-check of the watch: the largest
+	// received-minus-creationTimestamp of a Pod (includes up to 1 s of
+	// timestamp truncation).
+	WatchLagSeconds float64 `json:"watchLagSeconds"`
+	// Controller is the cnat controller's usage (cnat stage only).
+	Controller *ControllerUsage `json:"controller,omitempty"`
+}
+
+// ControllerUsage is what the cnat controller process used during a stage.
+type ControllerUsage struct {
+	// CPUAdmissionSeconds is the CPU time spent while the Ats were being
+	// created (mostly their admission webhooks), CPUFiringSeconds from then
+	// until all were terminal.
+	CPUAdmissionSeconds float64 `json:"cpuAdmissionSeconds"`
+	CPUFiringSeconds    float64 `json:"cpuFiringSeconds"`
+	PeakRSSBytes        int64   `json:"peakRSSBytes"`
+	// ThrottledRequests counts the client-side throttling waits client-go
+	// logged.
+	ThrottledRequests int `json:"throttledRequests"`
+}
+
+// bench holds what every stage needs.
+type bench struct {
+	c          *clients
+	opts       options
+	controller *controllerProcess
+	root       string
+}
+
+// isPodWrite matches writes to Pods themselves (not their binding or
+// status, which the scheduler and the simulated kubelet write).
+func isPodWrite(k RequestKey) bool {
+	return k.write() && k.Group == "" && k.Resource == "pods" && k.Subresource == ""
+}
+
+// runRaw creates N Pods from concurrency goroutines as fast as the API
+// server takes them: the limit every controller is measured against.
+func (b *bench) runRaw(ctx context.Context) (*Stage, error) {
+	ns := b.opts.namespacePrefix + "-raw"
+	if err := createNamespace(ctx, b.c.kube, ns); err != nil {
+		return nil, err
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	rec, err := watchNamespace(watchCtx, b.c.kube, b.c.dyn, ns, kindPod)
+	if err != nil {
+		return nil, err
+	}
+	before, err := scrapeRequests(ctx, b.c.kube)
+	if err != nil {
+		return nil, err
+	}
+	stage := &Stage{Name: "raw", Title: fmt.Sprintf("raw Pod creates, unthrottled client, concurrency %d (the limit)", b.opts.concurrency), N: b.opts.n}
+	stage.T = time.Now()
+	err = forEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("raw-%05d", i)}, Spec: simulatedPodSpec()}
+		if _, err := b.c.kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating Pod %s/%s: %w", ns, pod.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	stage.CreationSeconds = time.Since(stage.T).Seconds()
+	stage.AllTerminal = rec.waitTerminal(ctx, kindPod, b.opts.n, stage.T.Add(b.opts.timeout))
+	after, err := scrapeRequests(ctx, b.c.kube)
+	if err != nil {
+		return nil, err
+	}
+	stage.Requests = after.since(before)
+	stage.WritesPerUnit = sumRequests(stage.Requests, isPodWrite) / float64(b.opts.n)
+
+	pods := rec.snapshot(kindPod)
+	var lateness []time.Duration
+	byName := map[string]sighting{}
+	for _, s := range pods {
+		lateness = append(lateness, s.received.Sub(stage.T))
+		byName[s.name] = s
+		stage.AllTerminalSeconds = max(stage.AllTerminalSeconds, s.terminal.Sub(stage.T).Seconds())
+	}
+	outcomes := make([]Outcome, b.opts.n)
+	for i := range outcomes {
+		name := fmt.Sprintf("raw-%05d", i)
+		s, seen := byName[name]
+		outcomes[i] = Outcome{Name: name, Allowed: 1, Terminal: seen && !s.terminal.IsZero()}
+		if seen {
+			outcomes[i].Runs = 1
+		}
+	}
+	stage.finish(lateness, outcomes, watchLag(pods))
+	return stage, nil
+}
+
+// finish fills in the lateness distribution and the verdict.
+func (s *Stage) finish(firstPod []time.Duration, outcomes []Outcome, lag time.Duration) {
+	s.FirstPod = summarize(firstPod)
+	s.FirstPodSamples = seconds(firstPod)
+	s.Verdict = judge(outcomes)
+	s.WatchLagSeconds = lag.Seconds()
+	if !s.AllTerminal {
+		s.AllTerminalSeconds = 0
+	}
+}
+
+// benchAt is the At every cnat unit is: due at t, run on a simulated node.
+func benchAt(name string, t time.Time) *cnatv1beta1.At {
+	spec := simulatedPodSpec()
+	spec.Containers[0].Command = nil
+	return &cnatv1beta1.At{
+		TypeMeta:   metav1.TypeMeta{APIVersion: cnatv1beta1.GroupVersion.String(), Kind: "At"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: cnatv1beta1.AtSpec{
+			Schedule: t.UTC().Format(time.RFC3339),
+			Command:  "true",
+			Template: &corev1.PodTemplateSpec{Spec: spec},
+		},
+	}
+}
+
+// createAts creates count Ats named <prefix>-<i> due at t, concurrently,
+// and returns their UIDs by name.
+func (b *bench) createAts(ctx context.Context, ns, prefix string, count int, t time.Time) (map[string]types.UID, error) {
+	uids := make([]types.UID, count)
+	err := forEach(ctx, count, b.opts.concurrency, func(ctx context.Context, i int) error {
+		at := benchAt(fmt.Sprintf("%s-%06d", prefix, i), t)
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(at)
+		if err != nil {
+			return err
+		}
+		created, err := b.c.dyn.Resource(atResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: content}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("creating At %s/%s: %w", ns, at.Name, err)
+		}
+		uids[i] = created.GetUID()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]types.UID, count)
+	for i, uid := range uids {
+		out[fmt.Sprintf("%s-%06d", prefix, i)] = uid
+	}
+	return out, nil
+}
+
+// runCnat creates N Ats due at one instant a little ahead and watches the
+// controller start them.
+func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
+	ns := b.opts.namespacePrefix + "-at"
+	if err := createNamespace(ctx, b.c.kube, ns); err != nil {
+		return nil, err
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	rec, err := watchNamespace(watchCtx, b.c.kube, b.c.dyn, ns, kindPod, kindAt)
+	if err != nil {
+		return nil, err
+	}
+	before, err := scrapeRequests(ctx, b.c.kube)
+	if err != nil {
+		return nil, err
+	}
+	throttledBefore := countThrottling(b.controller.log)
+	cpu0, err := b.controller.cpuSeconds()
+	if err != nil {
+		return nil, err
+	}
+	rss := b.controller.sampleRSS()
+	defer rss.stop()
+
+	stage := &Stage{Name: "cnat", Title: "cnat", N: b.opts.n}
+	lead := b.opts.leadFor(b.opts.n)
+	stage.T = time.Now().Add(lead).Truncate(time.Second).Add(time.Second)
+	start := time.Now()
+	fmt.Printf("bench: cnat: creating %d Ats due at %s (%s ahead)\n", b.opts.n, stage.T.Format(time.TimeOnly), time.Until(stage.T).Round(time.Second))
+	uids, err := b.createAts(ctx, ns, "bench", b.opts.n, stage.T)
+	if err != nil {
+		return nil, err
+	}
+	stage.CreationSeconds = time.Since(start).Seconds()
+	if time.Now().After(stage.T) {
+		return nil, fmt.Errorf("creating %d Ats took %.1fs, longer than the lead of %s: raise -lead", b.opts.n, stage.CreationSeconds, lead)
+	}
+	cpu1, err := b.controller.cpuSeconds()
+	if err != nil {
+		return nil, err
+	}
+	stage.AllTerminal = rec.waitTerminal(ctx, kindAt, b.opts.n, stage.T.Add(b.opts.timeout))
+	cpu2, err := b.controller.cpuSeconds()
+	if err != nil {
+		return nil, err
+	}
+	after, err := scrapeRequests(ctx, b.c.kube)
+	if err != nil {
+		return nil, err
+	}
+	stage.Controller = &ControllerUsage{
+		CPUAdmissionSeconds: cpu1 - cpu0,
+		CPUFiringSeconds:    cpu2 - cpu1,
+		PeakRSSBytes:        rss.stop(),
+		ThrottledRequests:   countThrottling(b.controller.log) - throttledBefore,
+	}
+	stage.Requests = after.since(before)
+	// The controller's writes: Pods, and the Ats' status (and metadata, for
+	// finalizers); the bench's own N creates are not its.
+	atWrites := sumRequests(stage.Requests, func(k RequestKey) bool {
+		return k.write() && k.Group == cnatv1beta1.GroupVersion.Group && k.Resource == "ats"
+	}) - float64(b.opts.n)
+	stage.WritesPerUnit = (atWrites + sumRequests(stage.Requests, isPodWrite)) / float64(b.opts.n)
+
+	ats := rec.snapshot(kindAt)
+	pods := rec.snapshot(kindPod)
+	first, count := firstByOwner(pods)
+	var lateness []time.Duration
+	outcomes := make([]Outcome, 0, len(uids))
+	for name, uid := range uids {
+		at := ats[uid]
+		o := Outcome{Name: name, Runs: count[uid], Allowed: int(at.attempts), Terminal: !at.terminal.IsZero()}
+		outcomes = append(outcomes, o)
+		if f, ok := first[uid]; ok {
+			lateness = append(lateness, f.received.Sub(stage.T))
+		}
+		stage.AllTerminalSeconds = max(stage.AllTerminalSeconds, at.terminal.Sub(stage.T).Seconds())
+	}
+	stage.finish(lateness, outcomes, watchLag(pods))
+	return stage, nil
+}
+
+// countThrottling counts client-go's "client-side throttling" waits in the
+// controller's log.
+func countThrottling(log string) int {
+	content, err := os.ReadFile(log)
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(content), "client-side throttling")
+}
+
+// runCronJob creates N CronJobs due in the same minute and watches
+// kube-controller-manager's CronJob and Job controllers start them.
+func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
+	ns := b.opts.namespacePrefix + "-cronjob"
+	if err := createNamespace(ctx, b.c.kube, ns); err != nil {
+		return nil, err
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	rec, err := watchNamespace(watchCtx, b.c.kube, b.c.dyn, ns, kindPod, kindJob)
+	if err != nil {
+		return nil, err
+	}
+	stage := &Stage{Name: "cronjob", Title: "CronJob controller (kube-controller-manager defaults)", N: b.opts.n}
+	// The next minute with room to create them all first.
+	stage.T = time.Now().Add(b.opts.cronLeadFor(b.opts.n)).Truncate(time.Minute).Add(time.Minute)
+	fmt.Printf("bench: cronjob: creating %d CronJobs due at %s (%s ahead)\n", b.opts.n, stage.T.Format(time.TimeOnly), time.Until(stage.T).Round(time.Second))
+	before, err := scrapeRequests(ctx, b.c.kube)
+	if err != nil {
+		return nil, err
+	}
+	t := stage.T.UTC()
+	schedule := fmt.Sprintf("%d %d %d %d *", t.Minute(), t.Hour(), t.Day(), int(t.Month()))
+	uids := make([]types.UID, b.opts.n)
+	start := time.Now()
+	err = forEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
+		cj := &batchv1.CronJob{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%06d", i)},
+			Spec: batchv1.CronJobSpec{
+				Schedule: schedule,
+				TimeZone: ptr.To("Etc/UTC"),
+				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+					BackoffLimit: ptr.To[int32](0),
+					Template:     corev1.PodTemplateSpec{Spec: simulatedPodSpec()},
+				}},
+			},
+		}
+		created, err := b.c.kube.BatchV1().CronJobs(ns).Create(ctx, cj, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("creating CronJob %s/%s: %w", ns, cj.Name, err)
+		}
+		uids[i] = created.UID
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	stage.CreationSeconds = time.Since(start).Seconds()
+	if time.Now().After(stage.T) {
+		return nil, fmt.Errorf("creating %d CronJobs took %.1fs, past the minute they were due", b.opts.n, stage.CreationSeconds)
+	}
+	fmt.Printf("bench: cronjob: created in %.1fs; waiting for the Jobs (at most until T+%s)\n", stage.CreationSeconds, b.opts.cronTimeout)
+	// Wait for the Jobs to exist before waiting for them to finish.
+	stage.AllTerminal = rec.waitTerminal(ctx, kindJob, b.opts.n, stage.T.Add(b.opts.cronTimeout))
+	after, err := scrapeRequests(ctx, b.c.kube)
+	if err != nil {
+		return nil, err
+	}
+	stage.Requests = after.since(before)
+	stage.WritesPerUnit = (sumRequests(stage.Requests, func(k RequestKey) bool {
+		return k.write() && k.Group == "batch" && (k.Resource == "cronjobs" || k.Resource == "jobs")
+	}) - float64(b.opts.n) + sumRequests(stage.Requests, isPodWrite)) / float64(b.opts.n)
+
+	jobs := rec.snapshot(kindJob)
+	pods := rec.snapshot(kindPod)
+	firstPod, podCount := firstByOwner(pods)
+	jobsOf := map[types.UID][]types.UID{}
+	for jobUID, job := range jobs {
+		jobsOf[job.owner] = append(jobsOf[job.owner], jobUID)
+	}
+	var jobLateness, podLateness []time.Duration
+	outcomes := make([]Outcome, len(uids))
+	for i, uid := range uids {
+		o := Outcome{Name: fmt.Sprintf("bench-%06d", i), Allowed: 1, Runs: len(jobsOf[uid])}
+		var first types.UID
+		for _, jobUID := range jobsOf[uid] {
+			job := jobs[jobUID]
+			o.Terminal = o.Terminal || !job.terminal.IsZero()
+			o.Runs += max(0, podCount[jobUID]-1) // a Job of backoffLimit 0 runs one Pod
+			stage.AllTerminalSeconds = max(stage.AllTerminalSeconds, job.terminal.Sub(stage.T).Seconds())
+			if first == "" || job.received.Before(jobs[first].received) {
+				first = jobUID
+			}
+		}
+		outcomes[i] = o
+		if first == "" {
+			continue
+		}
+		jobLateness = append(jobLateness, jobs[first].received.Sub(stage.T))
+		if p, ok := firstPod[first]; ok {
+			podLateness = append(podLateness, p.received.Sub(stage.T))
+		}
+	}
+	jd := summarize(jobLateness)
+	stage.Job = &jd
+	stage.JobSamples = seconds(jobLateness)
+	stage.finish(podLateness, outcomes, watchLag(pods))
+	return stage, nil
+}
