@@ -157,7 +157,7 @@ func (r *replica) leads() bool {
 		return false
 	}
 	log, err := os.ReadFile(r.logPath)
-	return err == nil && bytes.Contains(log, []byte("successfully acquired lease"))
+	return err == nil && bytes.Contains(bytes.ToLower(log), []byte("successfully acquired lease"))
 }
 
 // leader waits until one of the replicas has acquired the Lease.

@@ -103,16 +103,19 @@ func (c component) start() error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", c.Name, err)
 	}
-	if err := os.WriteFile(c.pidFile(), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
+	// Reaped when it exits, so that its PID no longer answers; it outlives
+	// the harness.
+	go func() { _ = cmd.Wait() }()
+	return os.WriteFile(c.pidFile(), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
 }
 
 // restartStorageAndAPI restarts etcd and kube-apiserver: the API server is
-// stopped gracefully (SIGTERM: it finishes the requests in flight and writes
-// their audit events), etcd is killed (SIGKILL), both are started again, and
-// it returns once the API server answers /readyz.
+// sent SIGTERM (it stops taking requests and finishes those in flight,
+// writing their audit events) and killed 5s later if it has not exited (it
+// may wait a minute for its watches), etcd is killed (SIGKILL), both are
+// started again, and it returns once the API server answers /readyz, having
+// started again, as a kubelet would, the components that exited meanwhile
+// (the scheduler and controller manager exit when they lose their lease).
 func (h *harness) restartStorageAndAPI(ctx context.Context) error {
 	comps, err := components(h.cfg.clusterDir)
 	if err != nil {
@@ -123,7 +126,7 @@ func (h *harness) restartStorageAndAPI(ctx context.Context) error {
 	if !ok1 || !ok2 {
 		return errors.New("the cluster has no etcd or kube-apiserver component")
 	}
-	if err := apiserver.stop(syscall.SIGTERM, time.Minute); err != nil {
+	if err := apiserver.stop(syscall.SIGTERM, 5*time.Second); err != nil {
 		return err
 	}
 	if err := etcd.stop(syscall.SIGKILL, 30*time.Second); err != nil {
@@ -139,7 +142,12 @@ func (h *harness) restartStorageAndAPI(ctx context.Context) error {
 	for time.Now().Before(deadline) {
 		body, err := h.clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		if err == nil && string(body) == "ok" {
-			return nil
+			// Give the others the time to notice, then restart those that
+			// gave up.
+			if err := sleep(ctx, 12*time.Second); err != nil {
+				return err
+			}
+			return superviseComponents(comps)
 		}
 		select {
 		case <-ctx.Done():
@@ -148,4 +156,28 @@ func (h *harness) restartStorageAndAPI(ctx context.Context) error {
 		}
 	}
 	return errors.New("kube-apiserver was not ready within 2 minutes of its restart")
+}
+
+// superviseComponents starts the components that are not running.
+func superviseComponents(comps map[string]component) error {
+	for _, c := range comps {
+		if c.running() {
+			continue
+		}
+		fmt.Printf("chaos: %s had exited: starting it again\n", c.Name)
+		if err := c.start(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// running is true if the process of the component's PID file exists.
+func (c component) running() bool {
+	raw, err := os.ReadFile(c.pidFile())
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	return err == nil && syscall.Kill(pid, 0) == nil
 }

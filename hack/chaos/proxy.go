@@ -33,6 +33,9 @@ type webhookProxy struct {
 	mode     proxyMode
 	backends func() []string
 	hung     []net.Conn
+	// active are the forwarded connections; the API server keeps its
+	// connections to a webhook alive, so an outage must close them.
+	active map[net.Conn]bool
 }
 
 func newWebhookProxy(addr string, backends func() []string) (*webhookProxy, error) {
@@ -40,7 +43,7 @@ func newWebhookProxy(addr string, backends func() []string) (*webhookProxy, erro
 	if err != nil {
 		return nil, fmt.Errorf("the webhook proxy cannot listen on %s (is another controller running?): %w", addr, err)
 	}
-	p := &webhookProxy{listener: l, backends: backends}
+	p := &webhookProxy{listener: l, backends: backends, active: map[net.Conn]bool{}}
 	go p.serve()
 	return p, nil
 }
@@ -49,6 +52,12 @@ func (p *webhookProxy) setMode(m proxyMode) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mode = m
+	if m != proxyUp {
+		for c := range p.active {
+			_ = c.Close()
+		}
+		clear(p.active)
+	}
 	if m != proxyHang {
 		for _, c := range p.hung {
 			_ = c.Close()
@@ -78,13 +87,21 @@ func (p *webhookProxy) serve() {
 		case proxyRefuse:
 			_ = conn.Close()
 		case proxyUp:
-			go forward(conn, backends())
+			go p.forward(conn, backends())
 		}
 	}
 }
 
-func forward(conn net.Conn, backends []string) {
-	defer func() { _ = conn.Close() }()
+func (p *webhookProxy) forward(conn net.Conn, backends []string) {
+	p.mu.Lock()
+	p.active[conn] = true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.active, conn)
+		p.mu.Unlock()
+		_ = conn.Close()
+	}()
 	for _, addr := range backends {
 		backend, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {

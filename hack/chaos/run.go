@@ -62,6 +62,20 @@ func (h *harness) runScenario(ctx context.Context, name string, body func(contex
 		return judge.Verdict{}, fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
 	fmt.Printf("chaos %s: namespace %s\n", name, ns)
+	// Pods can be created once the controller manager has made the
+	// namespace's default ServiceAccount.
+	for deadline := time.Now().Add(time.Minute); ; {
+		err := h.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return judge.Verdict{}, fmt.Errorf("namespace %s has no default ServiceAccount after a minute: %w", ns, err)
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return judge.Verdict{}, err
+		}
+	}
 	r := &run{h: h, name: name, ns: ns}
 	start := time.Now()
 	err := body(ctx, r)

@@ -186,7 +186,7 @@ func (h *harness) apiserver(ctx context.Context, r *run) error {
 		if err := h.restartStorageAndAPI(ctx); err != nil {
 			return err
 		}
-		fmt.Printf("chaos apiserver: etcd and kube-apiserver restart %d of %d, API back after %s\n", i+1, h.size.restarts, time.Since(start).Round(100*time.Millisecond))
+		fmt.Printf("chaos apiserver: etcd and kube-apiserver restart %d of %d took %s\n", i+1, h.size.restarts, time.Since(start).Round(100*time.Millisecond))
 		if err := h.pause(ctx, 500*time.Millisecond, 2*time.Second); err != nil {
 			return err
 		}
