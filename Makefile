@@ -76,7 +76,7 @@ test: CHAOS_SIZE = small
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure logic, no API server.
-	go test ./api/... ./internal/scheduler/... ./internal/apply/... ./internal/certs/... ./hack/chaos/...
+	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/... ./hack/chaos/...
 
 .PHONY: test-integration
 test-integration: tools ## Integration tests against a real API server (envtest): reconciler, webhooks, cnatctl.
