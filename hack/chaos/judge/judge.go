@@ -38,7 +38,9 @@ type Verdict struct {
 	// Lost is the number of incarnations still there at the end that do not
 	// tell the truth about their run: not terminal, never ran, reporting a
 	// run although none of their own Pods exists, reporting a Pod that is not
-	// theirs, or an outcome other than their last Pod's.
+	// theirs, an outcome other than their last Pod's, or Failed although
+	// their last Pod failed with a retry left (the At has no deadline and is
+	// not suspended in a chaos run).
 	Lost int
 	// Findings say, one line each, what made a Duplicate or a Lost.
 	Findings []string
@@ -155,6 +157,10 @@ func untruth(inc Incarnation, own, attempts []PodCreate, ends map[string]PodEnd)
 			did = string(end.Phase)
 		}
 		return fmt.Sprintf("reports %s (reason %q) but its last Pod %s (uid %s) %s", inc.Phase, inc.Reason, last.Name, last.PodUID, did)
+	}
+	if ended && end.Phase == corev1.PodFailed && len(own) < int(inc.BackoffLimit)+1 {
+		return fmt.Sprintf("reports %s (reason %q) after its Pod %s (uid %s) failed with %d of %d attempts made: the retry it was owed never ran",
+			inc.Phase, inc.Reason, last.Name, last.PodUID, len(own), inc.BackoffLimit+1)
 	}
 	if ended && end.ExitCode != nil && inc.ExitCode != nil && *end.ExitCode != *inc.ExitCode {
 		return fmt.Sprintf("reports exit code %d but its last Pod %s (uid %s) exited %d", *inc.ExitCode, last.Name, last.PodUID, *end.ExitCode)

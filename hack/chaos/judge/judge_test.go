@@ -173,6 +173,16 @@ func TestJudge(t *testing.T) {
 			wantLost:     1,
 			wantFinding:  "reports Succeeded (reason \"Completed\") but its last Pod x-1 (uid p1) Failed",
 		},
+		"a failed attempt with a retry left, not retried": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodFailed, three), 3),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Failed", Reason: "PodDeleted", PodName: "x-1", ExitCode: three}},
+			wantPods:     1,
+			wantLost:     1,
+			wantFinding:  "failed with 1 of 2 attempts made: the retry it was owed never ran",
+		},
 		"a Pod deleted before it finished, reported Failed": {
 			log: []string{
 				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
