@@ -69,11 +69,14 @@ verify: manifests generate ## Fail when generated files are stale, the code is n
 ##@ Test
 
 .PHONY: test
-test: verify lint test-unit test-integration e2e e2e-real ## Everything CI runs.
+test: verify lint test-unit test-integration e2e chaos e2e-real ## Everything CI runs (make chaos at the small size).
+
+# make test runs the chaos scenarios at the small size.
+test: CHAOS_SIZE = small
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure logic, no API server; a short fuzz run of the conversion annotation and of At validation.
-	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/... ./hack/bench/...
+	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/... ./hack/bench/... ./hack/chaos/...
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzDecodeConversionData -fuzztime=5s
 	go test ./internal/webhook -run='^$$' -fuzz=FuzzValidateAt -fuzztime=5s
 
@@ -84,6 +87,15 @@ test-integration: tools ## Integration tests against a real API server (envtest)
 .PHONY: e2e
 e2e: cluster build ## The end-to-end suite (e2e/) on the local cluster, the controller running as its ServiceAccount.
 	hack/e2e-local.sh
+
+# CHAOS_SIZE is default (200 Ats per scenario, 12 SIGKILLs...) or small;
+# CHAOS_ARGS go to hack/chaos (e.g. -scenarios=sigkill,janitor -ats=500).
+CHAOS_SIZE ?= default
+CHAOS_ARGS ?=
+
+.PHONY: chaos
+chaos: cluster build ## Attack the at-most-once / nothing-lost guarantees on the local cluster (controller SIGKILLed, leader stopped, API server and etcd restarted, webhook down, Ats re-created, Pods deleted), judged from the audit log; CHAOS_SIZE=small|default.
+	hack/chaos.sh -size=$(CHAOS_SIZE) $(CHAOS_ARGS)
 
 .PHONY: e2e-real
 e2e-real: cluster build ## The end-to-end suite on real Pods: the real node, cnat in-cluster (skipped where there is no real node).

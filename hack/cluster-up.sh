@@ -65,6 +65,7 @@ kwokctl --name "${cluster}" \
   --kube-controller-manager-binary "${root}/bin/kube-controller-manager" \
   --kube-scheduler-binary "${root}/bin/kube-scheduler" \
   --kwok-controller-binary "${root}/bin/kwok" \
+  --kube-audit-policy "${root}/hack/kwok/audit-policy.yaml" \
   --wait 2m
 kwokctl --name "${cluster}" get kubeconfig >"${kubeconfig}"
 

@@ -68,3 +68,34 @@ check_rbac() {
     return 1
   fi
 }
+
+# write_controller_kubeconfig PATH writes a kubeconfig for the controller's
+# ServiceAccount cnat-system/cnat-controller (a TokenRequest token valid for
+# two hours) to PATH, for the cluster $KUBECONFIG points at, so that a
+# controller run on the host has exactly the RBAC of kustomize/base/rbac.
+write_controller_kubeconfig() {
+  local path="$1" server ca token
+  server="$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')"
+  ca="$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')"
+  token="$(kubectl create token cnat-controller --namespace cnat-system --duration=2h)"
+  (
+    umask 077
+    cat >"${path}" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+clusters:
+  - name: local
+    cluster:
+      server: ${server}
+      certificate-authority-data: ${ca}
+users:
+  - name: cnat-controller
+    user:
+      token: ${token}
+contexts:
+  - name: cnat-controller
+    context: {cluster: local, user: cnat-controller}
+current-context: cnat-controller
+KUBECONFIG
+  )
+}

@@ -1,0 +1,252 @@
+package judge
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+var t0 = time.Date(2026, 11, 22, 23, 0, 0, 0, time.UTC)
+
+// pod is a Pod of At uid owner (empty: no owner) with the given phase and
+// exit code (nil: still running).
+func pod(name, uid, owner string, phase corev1.PodPhase, exit *int32) corev1.Pod {
+	p := corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "chaos", Name: name, UID: types.UID(uid)},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "command"}}},
+		Status:     corev1.PodStatus{Phase: phase},
+	}
+	if owner != "" {
+		p.OwnerReferences = []metav1.OwnerReference{{
+			APIVersion: "cnat.programming-kubernetes.info/v1beta1", Kind: "At", Name: "x",
+			UID: types.UID(owner), Controller: ptr.To(true),
+		}}
+	}
+	if exit != nil {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+			Name:  "command",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: *exit}},
+		}}
+	}
+	return p
+}
+
+// event is one audit log line: verb on the Pod (subresource "" or
+// "status"), answered with code, at t0+second.
+func event(verb, subresource string, code int, p corev1.Pod, second int) string {
+	obj, err := json.Marshal(p)
+	if err != nil {
+		panic(err)
+	}
+	ev := map[string]any{
+		"kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "RequestResponse",
+		"stage": "ResponseComplete", "verb": verb,
+		"objectRef":                map[string]any{"resource": "pods", "namespace": p.Namespace, "name": p.Name, "subresource": subresource, "apiVersion": "v1"},
+		"responseStatus":           map[string]any{"code": code},
+		"responseObject":           json.RawMessage(obj),
+		"requestReceivedTimestamp": t0.Add(time.Duration(second) * time.Second).Format(metav1.RFC3339Micro),
+	}
+	line, err := json.Marshal(ev)
+	if err != nil {
+		panic(err)
+	}
+	return string(line)
+}
+
+func read(t *testing.T, lines ...string) Record {
+	t.Helper()
+	rec, err := ReadAudit(strings.NewReader(strings.Join(lines, "\n")+"\n"), func(ns string) bool { return ns == "chaos" })
+	if err != nil {
+		t.Fatalf("ReadAudit: %v", err)
+	}
+	return rec
+}
+
+func succeeded(uid, podName string) Incarnation {
+	return Incarnation{UID: uid, Namespace: "chaos", Name: "x", Alive: true, Phase: "Succeeded", Reason: "Completed", PodName: podName, ExitCode: ptr.To[int32](0)}
+}
+
+func TestJudge(t *testing.T) {
+	zero, three := ptr.To[int32](0), ptr.To[int32](3)
+	tests := map[string]struct {
+		log            []string
+		incarnations   []Incarnation
+		wantPods       int
+		wantDuplicates int
+		wantLost       int
+		wantFinding    string
+	}{
+		"one run, created by apply, reported": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "", 200, pod("x-1", "p1", "a1", corev1.PodPending, nil), 2), // a re-apply is no create
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodSucceeded, zero), 3),
+			},
+			incarnations: []Incarnation{succeeded("a1", "x-1")},
+			wantPods:     1,
+		},
+		"a hand-made duplicate Pod": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodSucceeded, zero), 3),
+				event("create", "", 201, pod("duplicate", "p2", "a1", corev1.PodPending, nil), 4),
+			},
+			incarnations:   []Incarnation{succeeded("a1", "x-1")},
+			wantPods:       2,
+			wantDuplicates: 1,
+			wantFinding:    "duplicate: At chaos/x (uid a1): Pod duplicate (uid p2) attempt 2 of at most 1",
+		},
+		"the same Pod name created again after the first was deleted unrecorded": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodSucceeded, zero), 3),
+				event("patch", "", 201, pod("x-1", "p2", "a1", corev1.PodPending, nil), 9),
+				event("patch", "status", 200, pod("x-1", "p2", "a1", corev1.PodSucceeded, zero), 11),
+			},
+			incarnations:   []Incarnation{succeeded("a1", "x-1")},
+			wantPods:       2,
+			wantDuplicates: 1,
+		},
+		"a retry after a failure is allowed": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodFailed, three), 3),
+				event("patch", "", 201, pod("x-2", "p2", "a1", corev1.PodPending, nil), 13),
+				event("patch", "status", 200, pod("x-2", "p2", "a1", corev1.PodFailed, three), 15),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Failed", PodName: "x-2", ExitCode: three}},
+			wantPods:     2,
+		},
+		"a retry while the first attempt runs": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "", 201, pod("x-2", "p2", "a1", corev1.PodPending, nil), 2),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodFailed, three), 3),
+				event("patch", "status", 200, pod("x-2", "p2", "a1", corev1.PodFailed, three), 4),
+			},
+			incarnations:   []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Failed", PodName: "x-2", ExitCode: three}},
+			wantPods:       2,
+			wantDuplicates: 1,
+			wantFinding:    "created before Pod x-1 (uid p1) failed",
+		},
+		"a re-created At that reports the old incarnation's Pod": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "old", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "old", corev1.PodSucceeded, zero), 3),
+			},
+			incarnations: []Incarnation{
+				{UID: "old", Namespace: "chaos", Name: "x"},
+				succeeded("new", "x-1"),
+			},
+			wantPods:    1,
+			wantLost:    1,
+			wantFinding: "lost: At chaos/x (uid new): reports a run (Succeeded, Pod \"x-1\") but no Pod was ever created for it",
+		},
+		"a re-created At stuck": {
+			incarnations: []Incarnation{{UID: "new", Namespace: "chaos", Name: "x", Alive: true, Phase: "Pending", Reason: "InvalidSpec"}},
+			wantLost:     1,
+			wantFinding:  "not finished",
+		},
+		"Pods of someone else and of deleted incarnations are not counted against an At": {
+			log: []string{
+				event("create", "", 201, pod("y", "p0", "", corev1.PodPending, nil), 0),
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodSucceeded, zero), 3),
+			},
+			incarnations: []Incarnation{succeeded("a1", "x-1")},
+			wantPods:     1,
+		},
+		"an outcome other than the Pod's": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodFailed, three), 3),
+			},
+			incarnations: []Incarnation{succeeded("a1", "x-1")},
+			wantPods:     1,
+			wantLost:     1,
+			wantFinding:  "reports Succeeded (reason \"Completed\") but its last Pod x-1 (uid p1) Failed",
+		},
+		"a failed attempt with a retry left, not retried": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodFailed, three), 3),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Failed", Reason: "PodDeleted", PodName: "x-1", ExitCode: three}},
+			wantPods:     1,
+			wantLost:     1,
+			wantFinding:  "failed with 1 of 2 attempts made: the retry it was owed never ran",
+		},
+		"a Pod deleted before it finished, reported Failed": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Alive: true, Phase: "Failed", Reason: "PodDeleted", PodName: "x-1"}},
+			wantPods:     1,
+		},
+		"another namespace and failed creates are ignored": {
+			log: []string{
+				event("patch", "", 409, pod("x-1", "p9", "a1", corev1.PodPending, nil), 0),
+				strings.Replace(event("patch", "", 201, pod("x-1", "p8", "a1", corev1.PodPending, nil), 0), `"namespace":"chaos"`, `"namespace":"other"`, 1),
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodSucceeded, zero), 3),
+			},
+			incarnations: []Incarnation{succeeded("a1", "x-1")},
+			wantPods:     1,
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			v := Judge(tt.incarnations, read(t, tt.log...))
+			if v.Ats != len(tt.incarnations) || v.Pods != tt.wantPods || v.Duplicates != tt.wantDuplicates || v.Lost != tt.wantLost {
+				t.Errorf("got %s, want ats=%d pods=%d duplicates=%d lost=%d; findings:\n%s", v.Line("t"),
+					len(tt.incarnations), tt.wantPods, tt.wantDuplicates, tt.wantLost, strings.Join(v.Findings, "\n"))
+			}
+			if tt.wantFinding != "" && !strings.Contains(strings.Join(v.Findings, "\n"), tt.wantFinding) {
+				t.Errorf("findings do not say %q:\n%s", tt.wantFinding, strings.Join(v.Findings, "\n"))
+			}
+			if tt.wantDuplicates+tt.wantLost == 0 && len(v.Findings) > 0 {
+				t.Errorf("unexpected findings:\n%s", strings.Join(v.Findings, "\n"))
+			}
+		})
+	}
+}
+
+func TestObserveAddsWhatTheAuditLogMissed(t *testing.T) {
+	rec := read(t, event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1))
+	// p1 finished without its status write in the log; p2 was created
+	// while the API server could not complete the response.
+	p1 := pod("x-1", "p1", "a1", corev1.PodSucceeded, ptr.To[int32](0))
+	p2 := pod("x-2", "p2", "a1", corev1.PodRunning, nil)
+	p1.CreationTimestamp = metav1.NewTime(t0.Add(time.Second))
+	p2.CreationTimestamp = metav1.NewTime(t0.Add(5 * time.Second))
+	rec.Observe([]corev1.Pod{p1, p2})
+	v := Judge([]Incarnation{succeeded("a1", "x-1")}, rec)
+	if v.Pods != 2 || v.Duplicates != 1 || v.Lost != 0 {
+		t.Errorf("got %s, want pods=2 duplicates=1 lost=0; findings:\n%s", v.Line("t"), strings.Join(v.Findings, "\n"))
+	}
+}
+
+func TestReadAuditLines(t *testing.T) {
+	good := event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1)
+	if _, err := ReadAudit(strings.NewReader(good+"\n"+good[:40]), func(string) bool { return true }); err != nil {
+		t.Errorf("a truncated last line (the API server killed mid-write) must be skipped, got %v", err)
+	}
+	_, err := ReadAudit(strings.NewReader(good[:40]+"\n"+good+"\n"), func(string) bool { return true })
+	if err == nil || !strings.Contains(err.Error(), "audit log line 1") {
+		t.Errorf("a broken line in the middle must be an error naming the line, got %v", err)
+	}
+}
+
+func TestLine(t *testing.T) {
+	got := Verdict{Ats: 200, Pods: 201, Duplicates: 1}.Line("sigkill")
+	if want := "chaos sigkill: ats=200 pods=201 duplicates=1 lost=0"; got != want {
+		t.Errorf("Line = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,187 @@
+// Package judge decides from what the API server recorded whether a chaos
+// run kept cnat's promises: every At incarnation runs its command at most
+// once per attempt it may make, and every incarnation that is still there at
+// the end says truthfully how its own run went.
+//
+// The evidence is the kube-apiserver's audit log (ReadAudit: every Pod the
+// API server created, with the Pod as stored, and every Pod status write)
+// completed by a final list of the Pods (Record.Observe), and the Ats as the
+// API server holds them at the end. Nothing the controller says about itself
+// (its logs, metrics or Events) is used. It is pure: no client, no clock.
+package judge
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PodCreate is one Pod the API server created.
+type PodCreate struct {
+	// PodUID is the UID the API server gave the Pod.
+	PodUID string
+	// Namespace and Name of the Pod.
+	Namespace, Name string
+	// OwnerUID is the UID of the Pod's controller owner reference; empty
+	// without one.
+	OwnerUID string
+	// Time is when the API server received the request that created it.
+	Time time.Time
+}
+
+// PodEnd is a Pod status write that put the Pod in a terminal phase.
+type PodEnd struct {
+	// PodUID is the Pod's UID.
+	PodUID string
+	// Phase is Succeeded or Failed.
+	Phase corev1.PodPhase
+	// ExitCode is the exit code of the Pod's first container, if it had
+	// terminated.
+	ExitCode *int32
+	// Time is when the API server received the status write.
+	Time time.Time
+}
+
+// Record is what the API server did to Pods during a run.
+type Record struct {
+	Creates []PodCreate
+	Ends    []PodEnd
+}
+
+// auditEvent holds the fields of an audit.k8s.io/v1 Event the judge reads.
+type auditEvent struct {
+	Stage     string `json:"stage"`
+	Verb      string `json:"verb"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		Subresource string `json:"subresource"`
+		APIGroup    string `json:"apiGroup"`
+	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	ResponseObject           json.RawMessage  `json:"responseObject"`
+	RequestReceivedTimestamp metav1.MicroTime `json:"requestReceivedTimestamp"`
+}
+
+// ReadAudit reads an audit log (one JSON event per line, as kube-apiserver's
+// --audit-log-path writes it) and returns the Pod creates and terminal Pod
+// status writes of the namespaces for which inNamespace is true. A create is
+// a POST or a server-side apply PATCH answered 201 Created, so a Pod created
+// by apply counts as well as one created by create. Lines that are not
+// events of interest are skipped; a line that is not JSON is an error, but a
+// truncated last line (the API server killed mid-write) is not.
+func ReadAudit(r io.Reader, inNamespace func(string) bool) (Record, error) {
+	var rec Record
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	line := 0
+	var pendingErr error
+	for sc.Scan() {
+		line++
+		if pendingErr != nil {
+			return Record{}, pendingErr
+		}
+		raw := sc.Bytes()
+		if len(raw) == 0 {
+			continue
+		}
+		var ev auditEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			// Tolerated only if it is the last line.
+			pendingErr = fmt.Errorf("audit log line %d: %w", line, err)
+			continue
+		}
+		if ev.Stage != "ResponseComplete" || ev.ObjectRef == nil || ev.ResponseStatus == nil ||
+			ev.ObjectRef.APIGroup != "" || ev.ObjectRef.Resource != "pods" ||
+			!inNamespace(ev.ObjectRef.Namespace) || len(ev.ResponseObject) == 0 {
+			continue
+		}
+		t := ev.RequestReceivedTimestamp.Time
+		switch {
+		case ev.ObjectRef.Subresource == "" && ev.ResponseStatus.Code == 201 && (ev.Verb == "create" || ev.Verb == "patch"):
+			var pod corev1.Pod
+			if err := json.Unmarshal(ev.ResponseObject, &pod); err != nil {
+				return Record{}, fmt.Errorf("audit log line %d: the created Pod: %w", line, err)
+			}
+			rec.Creates = append(rec.Creates, createOf(&pod, t))
+		case ev.ObjectRef.Subresource == "status" && ev.ResponseStatus.Code == 200:
+			var pod corev1.Pod
+			if err := json.Unmarshal(ev.ResponseObject, &pod); err != nil {
+				return Record{}, fmt.Errorf("audit log line %d: the Pod's status: %w", line, err)
+			}
+			if end, ok := endOf(&pod, t); ok {
+				rec.Ends = append(rec.Ends, end)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Record{}, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return rec, nil
+}
+
+// Observe adds what a list of Pods at the end of a run shows and the audit
+// log missed (a create whose response the API server never completed because
+// etcd went away after committing it): Pods whose UID no recorded create has,
+// created at their creationTimestamp, and terminal phases no recorded status
+// write has.
+func (r *Record) Observe(pods []corev1.Pod) {
+	created := map[string]bool{}
+	for _, c := range r.Creates {
+		created[c.PodUID] = true
+	}
+	ended := map[string]bool{}
+	for _, e := range r.Ends {
+		ended[e.PodUID] = true
+	}
+	for i := range pods {
+		pod := &pods[i]
+		if !created[string(pod.UID)] {
+			r.Creates = append(r.Creates, createOf(pod, pod.CreationTimestamp.Time))
+		}
+		if !ended[string(pod.UID)] {
+			// The time is unknown: after the create, before the end of the run.
+			if end, ok := endOf(pod, time.Time{}); ok {
+				r.Ends = append(r.Ends, end)
+			}
+		}
+	}
+}
+
+func createOf(pod *corev1.Pod, t time.Time) PodCreate {
+	c := PodCreate{PodUID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name, Time: t}
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		c.OwnerUID = string(ref.UID)
+	}
+	return c
+}
+
+func endOf(pod *corev1.Pod, t time.Time) (PodEnd, bool) {
+	if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		return PodEnd{}, false
+	}
+	end := PodEnd{PodUID: string(pod.UID), Phase: pod.Status.Phase, Time: t}
+	if len(pod.Spec.Containers) > 0 {
+		for _, s := range pod.Status.ContainerStatuses {
+			if s.Name == pod.Spec.Containers[0].Name && s.State.Terminated != nil {
+				code := s.State.Terminated.ExitCode
+				end.ExitCode = &code
+			}
+		}
+	}
+	return end, true
+}
+
+// sortCreates orders creates by the time the API server received them.
+func sortCreates(cs []PodCreate) {
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Time.Before(cs[j].Time) })
+}

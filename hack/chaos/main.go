@@ -1,0 +1,301 @@
+// Command chaos attacks cnat's two promises on the local cluster — a
+// command runs at most once per attempt its At may make, and an At says
+// truthfully how its own run went — and judges the outcome from the API
+// server's side: the kube-apiserver audit log (every Pod create and Pod
+// status write) and the objects the API server holds at the end, never the
+// controller's own word (package judge).
+//
+// It runs the controller on the host, as its ServiceAccount (the kubeconfig
+// hack/chaos.sh writes), behind a TCP proxy on localhost:9443, where the
+// local overlay registers the webhooks, so that two replicas can run side by
+// side and the webhook can be taken down while the controller keeps running.
+// The At Pods run on the simulated nodes (nodeSelector and toleration
+// cnat.programming-kubernetes.info/simulated), where hack/kwok/stages.yaml
+// plays the kubelet.
+//
+// Each scenario runs in a namespace of its own, left for inspection, and
+// prints, after its findings, exactly one line
+//
+//	chaos <name>: ats=N pods=P duplicates=D lost=L
+//
+// The command exits 1 if any scenario has D or L above 0, or if the judge
+// does not see the duplicate Pod the selfcheck scenario makes by hand.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// config holds the command line.
+type config struct {
+	kubeconfig           string
+	controllerKubeconfig string
+	controllerBinary     string
+	workDir              string
+	clusterDir           string
+	auditLog             string
+	size                 string
+	scenarios            string
+	ats                  int
+	kills                int
+	seed                 uint64
+}
+
+// size is how hard each scenario attacks.
+type size struct {
+	// ats is the number of Ats per scenario.
+	ats int
+	// kills is how often the controller is SIGKILLed in sigkill and janitor.
+	kills int
+	// leaderKills and leaderStops are the rounds of the leader scenario in
+	// which the leader is SIGKILLed, and SIGSTOPped past its lease.
+	leaderKills, leaderStops int
+	// restarts is how often etcd and kube-apiserver are restarted.
+	restarts int
+	// outage is how long the webhook refuses, and then hangs.
+	outage time.Duration
+	// settle is how long the Ats have, after the last attack, to be
+	// terminal.
+	settle time.Duration
+}
+
+var sizes = map[string]size{
+	"default": {ats: 200, kills: 12, leaderKills: 2, leaderStops: 1, restarts: 2, outage: 8 * time.Second, settle: 3 * time.Minute},
+	"small":   {ats: 20, kills: 3, leaderKills: 1, leaderStops: 1, restarts: 1, outage: 3 * time.Second, settle: 90 * time.Second},
+}
+
+// scenarioNames in the order they run.
+var scenarioNames = []string{"selfcheck", "sigkill", "leader", "apiserver", "webhook", "recreate", "poddelete", "janitor"}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.kubeconfig, "kubeconfig", ".local/kubeconfig", "The cluster administrator's kubeconfig: the harness creates Ats and plays the attacker with it.")
+	flag.StringVar(&cfg.controllerKubeconfig, "controller-kubeconfig", ".local/chaos/controller.kubeconfig", "Kubeconfig of the controller's ServiceAccount, with which the controller runs.")
+	flag.StringVar(&cfg.controllerBinary, "controller", "bin/cnat-controller", "The controller binary.")
+	flag.StringVar(&cfg.workDir, "work-dir", ".local/chaos", "Where the controllers' logs, certificates and the findings go.")
+	flag.StringVar(&cfg.clusterDir, "cluster-dir", ".local/kwok/clusters/cnat", "The kwokctl directory of the local cluster (its components, logs and PIDs).")
+	flag.StringVar(&cfg.auditLog, "audit-log", "", "The kube-apiserver audit log (default: logs/audit.log in -cluster-dir).")
+	flag.StringVar(&cfg.size, "size", "default", "How hard to attack: default (200 Ats, 12 kills...) or small (for make test).")
+	flag.StringVar(&cfg.scenarios, "scenarios", strings.Join(scenarioNames, ","), "Comma-separated scenarios to run, of: "+strings.Join(scenarioNames, ", ")+".")
+	flag.IntVar(&cfg.ats, "ats", 0, "Ats per scenario, instead of the size's.")
+	flag.IntVar(&cfg.kills, "kills", 0, "SIGKILLs of the controller in sigkill and janitor, instead of the size's.")
+	flag.Uint64Var(&cfg.seed, "seed", 0, "Seed of the random pauses between attacks (0: from the clock; printed).")
+	flag.Parse()
+	if cfg.auditLog == "" {
+		cfg.auditLog = filepath.Join(cfg.clusterDir, "logs", "audit.log")
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	failed, err := chaos(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(2)
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// harness is the state shared by the scenarios.
+type harness struct {
+	cfg       config
+	size      size
+	rand      *rand.Rand
+	c         client.Client
+	clientset kubernetes.Interface
+	replicas  []*replica
+	proxy     *webhookProxy
+	// scenario is the one running, for log names.
+	scenario string
+}
+
+func chaos(ctx context.Context, cfg config) (failed bool, err error) {
+	sz, ok := sizes[cfg.size]
+	if !ok {
+		return false, fmt.Errorf("-size: %q is not one of default, small", cfg.size)
+	}
+	if cfg.ats < 0 || cfg.kills < 0 {
+		return false, errors.New("-ats and -kills must not be negative")
+	}
+	if cfg.ats > 0 {
+		sz.ats = cfg.ats
+	}
+	if cfg.kills > 0 {
+		sz.kills = cfg.kills
+	}
+	var selected []string
+	for _, s := range strings.Split(cfg.scenarios, ",") {
+		s = strings.TrimSpace(s)
+		if !slices.Contains(scenarioNames, s) {
+			return false, fmt.Errorf("-scenarios: %q is not one of %s", s, strings.Join(scenarioNames, ", "))
+		}
+		selected = append(selected, s)
+	}
+	if _, err := os.Stat(cfg.auditLog); err != nil {
+		return false, fmt.Errorf("no audit log at %s: the local cluster was created without hack/kwok/audit-policy.yaml; recreate it (make cluster-down cluster): %w", cfg.auditLog, err)
+	}
+	if cfg.seed == 0 {
+		cfg.seed = uint64(time.Now().UnixNano())
+	}
+	fmt.Printf("chaos: size %s (%d Ats per scenario), seed %d\n", cfg.size, sz.ats, cfg.seed)
+
+	h := &harness{cfg: cfg, size: sz, rand: rand.New(rand.NewPCG(cfg.seed, cfg.seed))}
+	if err := h.connect(); err != nil {
+		return false, err
+	}
+	if err := h.labelSimulatedNodes(ctx); err != nil {
+		return false, err
+	}
+	h.replicas = []*replica{{h: h, index: 0}, {h: h, index: 1}}
+	h.proxy, err = newWebhookProxy(":9443", h.webhookBackends)
+	if err != nil {
+		return false, err
+	}
+	defer h.proxy.close()
+
+	scenarios := map[string]func(context.Context, *run) error{
+		"selfcheck": h.selfcheck,
+		"sigkill":   h.sigkill,
+		"leader":    h.leader,
+		"apiserver": h.apiserver,
+		"webhook":   h.webhook,
+		"recreate":  h.recreate,
+		"poddelete": h.podDelete,
+		"janitor":   h.janitor,
+	}
+	for _, name := range selected {
+		v, err := h.runScenario(ctx, name, scenarios[name])
+		if err != nil {
+			return false, fmt.Errorf("scenario %s: %w", name, err)
+		}
+		if name == "selfcheck" {
+			if v.Duplicates != 1 || v.Lost != 0 {
+				fmt.Println("chaos selfcheck: the judge did not report the hand-made duplicate Pod as duplicates=1 lost=0")
+				failed = true
+			}
+			continue
+		}
+		if v.Duplicates > 0 || v.Lost > 0 {
+			failed = true
+		}
+	}
+	return failed, nil
+}
+
+func (h *harness) connect() error {
+	rc, err := clientcmd.BuildConfigFromFlags("", h.cfg.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("-kubeconfig: %w", err)
+	}
+	rc.QPS, rc.Burst = 200, 400
+	// Each distinct warning of the API server once.
+	rc.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := cnatv1beta1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if h.c, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	h.clientset, err = kubernetes.NewForConfig(rc)
+	return err
+}
+
+// The label and taint of the simulated nodes, which the At Pods select and
+// tolerate.
+const (
+	simulatedKey   = "cnat.programming-kubernetes.info/simulated"
+	simulatedValue = "true"
+)
+
+// labelSimulatedNodes labels the nodes kwok simulates
+// cnat.programming-kubernetes.info/simulated=true where they lack it.
+func (h *harness) labelSimulatedNodes(ctx context.Context) error {
+	var nodes corev1.NodeList
+	if err := h.c.List(ctx, &nodes); err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	n := 0
+	for i := range nodes.Items {
+		node := &nodes.Items[i]
+		if node.Annotations["kwok.x-k8s.io/node"] != "fake" {
+			continue
+		}
+		n++
+		if node.Labels[simulatedKey] == simulatedValue {
+			continue
+		}
+		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, simulatedKey, simulatedValue)
+		if err := h.c.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			return fmt.Errorf("labelling node %s: %w", node.Name, err)
+		}
+	}
+	if n == 0 {
+		return errors.New("the cluster has no simulated nodes (annotation kwok.x-k8s.io/node=fake)")
+	}
+	return nil
+}
+
+// webhookBackends are the webhook servers of the replicas that run and are
+// not stopped.
+func (h *harness) webhookBackends() []string {
+	var addrs []string
+	for _, r := range h.replicas {
+		if r.running() && !r.stopped {
+			addrs = append(addrs, r.webhookAddr())
+		}
+	}
+	return addrs
+}
+
+// stopReplicas ends every replica gracefully.
+func (h *harness) stopReplicas() {
+	for _, r := range h.replicas {
+		r.stop()
+	}
+}
+
+// pause sleeps for a random duration in [min, max).
+func (h *harness) pause(ctx context.Context, minimum, maximum time.Duration) error {
+	d := minimum + time.Duration(h.rand.Int64N(int64(maximum-minimum)))
+	return sleep(ctx, d)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// sleepUntil sleeps until t.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	return sleep(ctx, time.Until(t))
+}

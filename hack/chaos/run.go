@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/chaos/judge"
+)
+
+// Annotations the simulated kubelet (hack/kwok/stages.yaml) reads.
+const (
+	annotationDuration = "cnat.programming-kubernetes.info/simulate-duration"
+	annotationExitCode = "cnat.programming-kubernetes.info/simulate-exit-code"
+)
+
+// run is one scenario's state: its namespace and the At incarnations it
+// created (the ones the API server admitted).
+type run struct {
+	h    *harness
+	name string
+	ns   string
+
+	mu      sync.Mutex
+	created []judge.Incarnation
+	// refused are names of Ats whose create the API server refused.
+	refused []string
+}
+
+// atSpec is what a scenario asks of an At.
+type atSpec struct {
+	// at is when it fires.
+	at time.Time
+	// command is the shell line it runs.
+	command string
+	// duration is how long its Pod runs (simulated), as a Go duration.
+	duration string
+	// exitCode is its Pod's (simulated) exit code.
+	exitCode int
+	// backoffLimit is its spec.backoffLimit.
+	backoffLimit int32
+	// labels go on its Pod template.
+	labels map[string]string
+}
+
+func (h *harness) runScenario(ctx context.Context, name string, body func(context.Context, *run) error) (judge.Verdict, error) {
+	h.scenario = name
+	ns := fmt.Sprintf("chaos-%s-%s", name, time.Now().UTC().Format("150405"))
+	if err := h.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return judge.Verdict{}, fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	fmt.Printf("chaos %s: namespace %s\n", name, ns)
+	// Pods can be created once the controller manager has made the
+	// namespace's default ServiceAccount.
+	for deadline := time.Now().Add(time.Minute); ; {
+		err := h.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return judge.Verdict{}, fmt.Errorf("namespace %s has no default ServiceAccount after a minute: %w", ns, err)
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return judge.Verdict{}, err
+		}
+	}
+	r := &run{h: h, name: name, ns: ns}
+	start := time.Now()
+	err := body(ctx, r)
+	h.stopReplicas()
+	if err != nil {
+		return judge.Verdict{}, err
+	}
+	v, err := r.judge(ctx)
+	if err != nil {
+		return judge.Verdict{}, err
+	}
+	findings := filepath.Join(h.cfg.workDir, name+".findings")
+	if err := os.WriteFile(findings, []byte(strings.Join(v.Findings, "\n")+"\n"), 0o644); err != nil {
+		return judge.Verdict{}, err
+	}
+	for i, f := range v.Findings {
+		if i == 20 {
+			fmt.Printf("  ... %d more in %s\n", len(v.Findings)-i, findings)
+			break
+		}
+		fmt.Println("  " + f)
+	}
+	fmt.Printf("chaos %s: took %s\n", name, time.Since(start).Round(time.Second))
+	fmt.Println(v.Line(name))
+	return v, nil
+}
+
+// newAt is the At a scenario creates.
+func (r *run) newAt(name string, s atSpec) *cnatv1beta1.At {
+	labels := map[string]string{"chaos.cnat.programming-kubernetes.info/scenario": r.name}
+	for k, v := range s.labels {
+		labels[k] = v
+	}
+	return &cnatv1beta1.At{
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name},
+		Spec: cnatv1beta1.AtSpec{
+			Schedule:     s.at.UTC().Format(time.RFC3339),
+			Command:      s.command,
+			BackoffLimit: ptr.To(s.backoffLimit),
+			Template: &corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels: labels,
+					Annotations: map[string]string{
+						annotationDuration: s.duration,
+						annotationExitCode: fmt.Sprint(s.exitCode),
+					},
+				},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{simulatedKey: simulatedValue},
+					Tolerations: []corev1.Toleration{{
+						Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue,
+						Effect: corev1.TaintEffectNoSchedule,
+					}},
+					Containers: []corev1.Container{{Name: "command"}},
+				},
+			},
+		},
+	}
+}
+
+// create creates an At and records the incarnation; a refusal is returned
+// and recorded.
+func (r *run) create(ctx context.Context, name string, s atSpec) error {
+	at := r.newAt(name, s)
+	err := r.h.c.Create(ctx, at)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.refused = append(r.refused, name)
+		return fmt.Errorf("creating At %s/%s: %w", r.ns, name, err)
+	}
+	r.created = append(r.created, judge.Incarnation{
+		UID: string(at.UID), Namespace: at.Namespace, Name: at.Name, BackoffLimit: s.backoffLimit,
+	})
+	return nil
+}
+
+// createMany creates n Ats named <prefix>-<i> with 8 workers; spec gives
+// each its spec.
+func (r *run) createMany(ctx context.Context, prefix string, n int, spec func(i int) atSpec) error {
+	var (
+		wg    sync.WaitGroup
+		errMu sync.Mutex
+		first error
+	)
+	next := make(chan int)
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				if err := r.create(ctx, fmt.Sprintf("%s-%d", prefix, i), spec(i)); err != nil {
+					errMu.Lock()
+					if first == nil {
+						first = err
+					}
+					errMu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// fireTime is a moment far enough ahead for n Ats to be created before it,
+// on a whole second (a schedule has seconds).
+func fireTime(n int) time.Time {
+	return time.Now().Add(3*time.Second + time.Duration(n)*20*time.Millisecond).Truncate(time.Second).Add(time.Second)
+}
+
+// terminal is true for the phases an At ends in.
+func terminal(p cnatv1beta1.Phase) bool {
+	return p == cnatv1beta1.PhaseSucceeded || p == cnatv1beta1.PhaseFailed || p == cnatv1beta1.PhaseMissed
+}
+
+// settle waits until every At in the namespace is terminal, for at most the
+// size's settle time; what is still not terminal then is judged lost.
+func (r *run) settle(ctx context.Context) error {
+	deadline := time.Now().Add(r.h.size.settle)
+	for {
+		var ats cnatv1beta1.AtList
+		if err := r.h.c.List(ctx, &ats, client.InNamespace(r.ns)); err == nil {
+			pending := 0
+			for _, at := range ats.Items {
+				if !terminal(at.Status.Phase) {
+					pending++
+				}
+			}
+			if pending == 0 {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				fmt.Printf("chaos %s: %d Ats not terminal %s after the last attack\n", r.name, pending, r.h.size.settle)
+				return nil
+			}
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
+		}
+	}
+}
+
+// judge reads the audit log and the final objects and judges the run.
+func (r *run) judge(ctx context.Context) (judge.Verdict, error) {
+	f, err := os.Open(r.h.cfg.auditLog)
+	if err != nil {
+		return judge.Verdict{}, err
+	}
+	defer func() { _ = f.Close() }()
+	rec, err := judge.ReadAudit(f, func(ns string) bool { return ns == r.ns })
+	if err != nil {
+		return judge.Verdict{}, err
+	}
+	var pods corev1.PodList
+	if err := r.h.c.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
+		return judge.Verdict{}, fmt.Errorf("listing the Pods: %w", err)
+	}
+	rec.Observe(pods.Items)
+	var ats cnatv1beta1.AtList
+	if err := r.h.c.List(ctx, &ats, client.InNamespace(r.ns)); err != nil {
+		return judge.Verdict{}, fmt.Errorf("listing the Ats: %w", err)
+	}
+	alive := map[types.UID]*cnatv1beta1.At{}
+	for i := range ats.Items {
+		alive[ats.Items[i].UID] = &ats.Items[i]
+	}
+	r.mu.Lock()
+	incarnations := make([]judge.Incarnation, 0, len(r.created))
+	for _, inc := range r.created {
+		if at, ok := alive[types.UID(inc.UID)]; ok {
+			inc.Alive = true
+			inc.Phase = string(at.Status.Phase)
+			inc.Reason = at.Status.Reason
+			inc.PodName = at.Status.PodName
+			inc.ExitCode = at.Status.ExitCode
+		}
+		incarnations = append(incarnations, inc)
+	}
+	refused := r.refused
+	r.mu.Unlock()
+	v := judge.Judge(incarnations, rec)
+
+	// Nothing half-applied: an At whose create was refused must not exist,
+	// unless a later create of the same name was admitted.
+	admitted := map[string]bool{}
+	for _, inc := range incarnations {
+		admitted[inc.Name] = true
+	}
+	for _, name := range refused {
+		if admitted[name] {
+			continue
+		}
+		err := r.h.c.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: name}, &cnatv1beta1.At{})
+		if !apierrors.IsNotFound(err) {
+			v.Lost++
+			v.Findings = append(v.Findings, fmt.Sprintf("lost: At %s/%s: its create was refused, yet it exists (%v)", r.ns, name, err))
+		}
+	}
+	return v, nil
+}

@@ -1,0 +1,411 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// burst is the usual At of a scenario: it fires at at, its Pod runs for 2s;
+// every fourth fails with exit code 3 and may retry once.
+func burst(at time.Time) func(int) atSpec {
+	return func(i int) atSpec {
+		s := atSpec{at: at, command: "echo chaos", duration: "2s"}
+		if i%4 == 3 {
+			s.exitCode, s.backoffLimit = 3, 1
+		}
+		return s
+	}
+}
+
+// selfcheck shows that the judge can fail: one At runs, then, with the
+// controller stopped, a Pod is made by hand with that At as its controller
+// owner. The judge must report duplicates=1 lost=0.
+func (h *harness) selfcheck(ctx context.Context, r *run) error {
+	if err := h.replicas[0].start(ctx, false); err != nil {
+		return err
+	}
+	if err := r.create(ctx, "selfcheck", atSpec{at: time.Now(), command: "echo once", duration: "100ms"}); err != nil {
+		return err
+	}
+	if err := r.settle(ctx); err != nil {
+		return err
+	}
+	h.replicas[0].stop()
+	var at cnatv1beta1.At
+	if err := h.c.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: "selfcheck"}, &at); err != nil {
+		return err
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: r.ns, Name: "selfcheck-by-hand",
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: cnatv1beta1.GroupVersion.String(), Kind: "At", Name: at.Name, UID: at.UID,
+				Controller: ptr.To(true),
+			}},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			NodeSelector:  map[string]string{simulatedKey: simulatedValue},
+			Tolerations: []corev1.Toleration{{
+				Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue,
+				Effect: corev1.TaintEffectNoSchedule,
+			}},
+			Containers: []corev1.Container{{Name: "command", Image: "busybox:1.37", Command: []string{"/bin/sh", "-c", "echo once"}}},
+		},
+	}
+	if err := h.c.Create(ctx, pod); err != nil {
+		return fmt.Errorf("creating the hand-made duplicate Pod: %w", err)
+	}
+	return nil
+}
+
+// killLoop SIGKILLs replica 0 kills times, each a random 0.3–2.5s after it
+// became ready, and starts it again each time.
+func (h *harness) killLoop(ctx context.Context, kills int) error {
+	r := h.replicas[0]
+	for i := range kills {
+		if !r.running() {
+			if err := r.start(ctx, false); err != nil {
+				return err
+			}
+		}
+		if err := h.pause(ctx, 300*time.Millisecond, 2500*time.Millisecond); err != nil {
+			return err
+		}
+		if err := r.kill(); err != nil {
+			return err
+		}
+		fmt.Printf("chaos %s: SIGKILL %d of %d\n", h.scenario, i+1, kills)
+	}
+	return r.start(ctx, false)
+}
+
+// sigkill: the controller SIGKILLed again and again while the Ats fire.
+func (h *harness) sigkill(ctx context.Context, r *run) error {
+	if err := h.replicas[0].start(ctx, false); err != nil {
+		return err
+	}
+	at := fireTime(h.size.ats)
+	if err := r.createMany(ctx, "k", h.size.ats, burst(at)); err != nil {
+		return err
+	}
+	if err := sleepUntil(ctx, at.Add(-time.Second)); err != nil {
+		return err
+	}
+	if err := h.killLoop(ctx, h.size.kills); err != nil {
+		return err
+	}
+	return r.settle(ctx)
+}
+
+// leader: two replicas with leader election; the leader SIGKILLed as a
+// batch fires, and in another round SIGSTOPped past its lease, then
+// SIGCONTed while the other leads.
+func (h *harness) leader(ctx context.Context, r *run) error {
+	for _, rep := range h.replicas {
+		if err := rep.start(ctx, true); err != nil {
+			return err
+		}
+	}
+	rounds := h.size.leaderKills + h.size.leaderStops
+	per := max(1, h.size.ats/rounds)
+	for round := range rounds {
+		at := fireTime(per)
+		if err := r.createMany(ctx, fmt.Sprintf("l%d", round), per, burst(at)); err != nil {
+			return err
+		}
+		lead, err := leader(ctx, h.replicas, time.Minute)
+		if err != nil {
+			return err
+		}
+		if err := sleepUntil(ctx, at.Add(300*time.Millisecond)); err != nil {
+			return err
+		}
+		attacked := time.Now()
+		if round < h.size.leaderKills {
+			if err := lead.kill(); err != nil {
+				return err
+			}
+			next, err := leader(ctx, h.replicas, time.Minute)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("chaos leader: leader %d SIGKILLed, replica %d took over after %s\n", lead.index, next.index, time.Since(attacked).Round(100*time.Millisecond))
+			if err := lead.start(ctx, true); err != nil {
+				return err
+			}
+			continue
+		}
+		// The lease lasts 15s (controller-runtime's default): stop the
+		// leader for longer, so that the other takes over, then let it
+		// run on with what it believed.
+		if err := lead.signal(syscall.SIGSTOP); err != nil {
+			return err
+		}
+		if err := sleep(ctx, 20*time.Second); err != nil {
+			return err
+		}
+		other := h.replicas[1-lead.index]
+		took := other.leads()
+		if err := lead.signal(syscall.SIGCONT); err != nil {
+			return err
+		}
+		fmt.Printf("chaos leader: leader %d SIGSTOPped for 20s (replica %d leading meanwhile: %t), then SIGCONTed\n", lead.index, other.index, took)
+	}
+	return r.settle(ctx)
+}
+
+// apiserver: kube-apiserver and etcd restarted as a batch fires.
+func (h *harness) apiserver(ctx context.Context, r *run) error {
+	if err := h.replicas[0].start(ctx, false); err != nil {
+		return err
+	}
+	at := fireTime(h.size.ats)
+	if err := r.createMany(ctx, "a", h.size.ats, burst(at)); err != nil {
+		return err
+	}
+	if err := sleepUntil(ctx, at.Add(200*time.Millisecond)); err != nil {
+		return err
+	}
+	for i := range h.size.restarts {
+		start := time.Now()
+		if err := h.restartStorageAndAPI(ctx); err != nil {
+			return err
+		}
+		fmt.Printf("chaos apiserver: etcd and kube-apiserver restart %d of %d took %s\n", i+1, h.size.restarts, time.Since(start).Round(100*time.Millisecond))
+		if err := h.pause(ctx, 500*time.Millisecond, 2*time.Second); err != nil {
+			return err
+		}
+	}
+	return r.settle(ctx)
+}
+
+// webhook: Ats are created while the webhook is up, then refuses
+// connections, then hangs, then is up again; the controller keeps running.
+// Only the Ats the API server admitted are judged, and none it refused may
+// exist.
+func (h *harness) webhook(ctx context.Context, r *run) error {
+	if err := h.replicas[0].start(ctx, false); err != nil {
+		return err
+	}
+	defer h.proxy.setMode(proxyUp)
+	third := max(1, h.size.ats/3)
+	// Each At fires 2s after it is created: some fire during the outage.
+	soon := func(int) atSpec {
+		return atSpec{at: time.Now().Add(2 * time.Second), command: "echo chaos", duration: "1s"}
+	}
+	if err := r.createMany(ctx, "before", third, soon); err != nil {
+		return err
+	}
+	attempts := 0
+	for _, mode := range []proxyMode{proxyRefuse, proxyHang} {
+		h.proxy.setMode(mode)
+		var wg sync.WaitGroup
+		end := time.Now().Add(h.size.outage)
+		for time.Now().Before(end) {
+			name := fmt.Sprintf("during-%d", attempts)
+			attempts++
+			wg.Go(func() { _ = r.create(ctx, name, soon(0)) })
+			if err := sleep(ctx, 250*time.Millisecond); err != nil {
+				return err
+			}
+		}
+		h.proxy.setMode(proxyUp)
+		wg.Wait()
+	}
+	r.mu.Lock()
+	refused := len(r.refused)
+	r.mu.Unlock()
+	fmt.Printf("chaos webhook: %d of %d creates during the outage refused\n", refused, attempts)
+	if err := r.createMany(ctx, "after", h.size.ats-third, soon); err != nil {
+		return err
+	}
+	return r.settle(ctx)
+}
+
+// recreate: Ats deleted (--cascade=orphan or the default, background) and
+// created again by the same name, with the same command or another: a
+// third before they fire, a third while their Pods run, a third after they
+// finished (as GitOps tools do).
+func (h *harness) recreate(ctx context.Context, r *run) error {
+	if err := h.replicas[0].start(ctx, false); err != nil {
+		return err
+	}
+	at := fireTime(h.size.ats)
+	spec := func(int) atSpec { return atSpec{at: at, command: "echo first", duration: "3s"} }
+	if err := r.createMany(ctx, "r", h.size.ats, spec); err != nil {
+		return err
+	}
+	waves := []time.Time{at.Add(-1500 * time.Millisecond), at.Add(time.Second), at.Add(7 * time.Second)}
+	for wave, when := range waves {
+		if err := sleepUntil(ctx, when); err != nil {
+			return err
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, h.size.ats)
+		for i := wave; i < h.size.ats; i += len(waves) {
+			wg.Go(func() {
+				if err := r.recreateOne(ctx, i); err != nil {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return r.settle(ctx)
+}
+
+// recreateOne deletes At r-<i> (orphaning its Pods for every other i) and
+// creates it again as soon as the name is free, due at once, with the same
+// command for half of them and another for the rest.
+func (r *run) recreateOne(ctx context.Context, i int) error {
+	name := fmt.Sprintf("r-%d", i)
+	propagation := metav1.DeletePropagationBackground
+	if (i/3)%2 == 0 {
+		propagation = metav1.DeletePropagationOrphan
+	}
+	command := "echo first"
+	if (i/6)%2 == 1 {
+		command = "echo second"
+	}
+	at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name}}
+	if err := r.h.c.Delete(ctx, at, client.PropagationPolicy(propagation)); err != nil {
+		return fmt.Errorf("deleting At %s: %w", name, err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := r.h.c.Get(ctx, client.ObjectKeyFromObject(at), &cnatv1beta1.At{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("at %s still exists a minute after its deletion", name)
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return r.create(ctx, name, atSpec{at: time.Now(), command: command, duration: "3s"})
+}
+
+// watchPods calls fn with every Pod of the namespace added or updated, until
+// the returned stop is called.
+func (r *run) watchPods(ctx context.Context, fn func(*corev1.Pod)) (stop func(), err error) {
+	factory := informers.NewSharedInformerFactoryWithOptions(r.h.clientset, 0, informers.WithNamespace(r.ns))
+	inf := factory.Core().V1().Pods().Informer()
+	handle := func(obj any) {
+		if pod, ok := obj.(*corev1.Pod); ok {
+			fn(pod)
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    handle,
+		UpdateFunc: func(_, obj any) { handle(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	factory.Start(wctx.Done())
+	if !cache.WaitForCacheSync(wctx.Done(), inf.HasSynced) {
+		cancel()
+		return nil, errors.New("the Pod informer did not sync")
+	}
+	return func() { cancel(); factory.Shutdown() }, nil
+}
+
+// deletePod deletes a Pod by UID, once.
+func (r *run) deletePod(ctx context.Context, pod *corev1.Pod, seen *sync.Map) {
+	if pod.DeletionTimestamp != nil {
+		return
+	}
+	if _, loaded := seen.LoadOrStore(pod.UID, true); loaded {
+		return
+	}
+	go func() {
+		_ = r.h.c.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+	}()
+}
+
+// podDelete: the Pods of half of the Ats are deleted as soon as they
+// appear. Those Ats must fail (their Pod was deleted), never run again.
+func (h *harness) podDelete(ctx context.Context, r *run) error {
+	if err := h.replicas[0].start(ctx, false); err != nil {
+		return err
+	}
+	const label = "chaos.cnat.programming-kubernetes.info/delete"
+	var seen sync.Map
+	stop, err := r.watchPods(ctx, func(pod *corev1.Pod) {
+		if pod.Labels[label] == "at-once" {
+			r.deletePod(ctx, pod, &seen)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer stop()
+	at := fireTime(h.size.ats)
+	spec := func(i int) atSpec {
+		s := burst(at)(i)
+		if i%2 == 0 {
+			s.labels = map[string]string{label: "at-once"}
+		}
+		return s
+	}
+	if err := r.createMany(ctx, "d", h.size.ats, spec); err != nil {
+		return err
+	}
+	return r.settle(ctx)
+}
+
+// janitor: a janitor deletes every finished Pod at once while the
+// controller is SIGKILLed again and again: a Pod may finish and vanish
+// between the controller's create and its next look.
+func (h *harness) janitor(ctx context.Context, r *run) error {
+	if err := h.replicas[0].start(ctx, false); err != nil {
+		return err
+	}
+	var seen sync.Map
+	stop, err := r.watchPods(ctx, func(pod *corev1.Pod) {
+		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			r.deletePod(ctx, pod, &seen)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer stop()
+	at := fireTime(h.size.ats)
+	spec := func(i int) atSpec {
+		s := burst(at)(i)
+		s.duration = "1s"
+		return s
+	}
+	if err := r.createMany(ctx, "j", h.size.ats, spec); err != nil {
+		return err
+	}
+	if err := sleepUntil(ctx, at.Add(-time.Second)); err != nil {
+		return err
+	}
+	if err := h.killLoop(ctx, h.size.kills); err != nil {
+		return err
+	}
+	return r.settle(ctx)
+}
