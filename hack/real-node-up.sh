@@ -271,7 +271,12 @@ missing=()
 images="$(ctr_k8s images ls -q)"
 grep -qxF docker.io/library/busybox:1.37 <<<"${images}" || missing+=(busybox)
 grep -qxF "${pause_image}" <<<"${images}" || missing+=(pause)
+# A new store (after real-node-down.sh) also gets the tarballs imported
+# earlier with images.sh FILE.tar.
 if [[ ${#missing[@]} -gt 0 ]]; then
+  shopt -s nullglob
+  missing+=("${images_dir}"/imported/*.tar)
+  shopt -u nullglob
   "${root}/hack/real-node/images.sh" "${missing[@]}"
 fi
 
