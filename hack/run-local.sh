@@ -86,19 +86,23 @@ YAML
 echo "run-local: created the At \"hello\": schedule ${schedule}, command: echo \"Hello from cnat, in Pod \$(hostname)\""
 echo "run-local: its status as it changes (kubectl get at hello --watch):"
 
-# Each change of the columns below, until the At has finished or two
-# minutes have passed.
-columns='PHASE:.status.phase,REASON:.status.reason,EXIT-CODE:.status.exitCode,POD:.status.podName'
-exec {watch}< <(kubectl get at hello --watch --output "custom-columns=${columns}")
+# Each change of the At's status, until it has finished or two minutes have
+# passed: phase, reason, exit code, Pod, message (the only field with
+# spaces, so last).
+columns='PHASE:.status.phase,REASON:.status.reason,EXIT:.status.exitCode,POD:.status.podName,MESSAGE:.status.message'
+exec {watch}< <(kubectl get at hello --watch --no-headers --output "custom-columns=${columns}")
 watcher=$!
+row() { printf '  %-8s  %-9s  %-16s  %-9s  %-24s  %s\n' "$@"; }
+row TIME PHASE REASON "EXIT CODE" POD MESSAGE
 previous=""
 phase=""
 deadline=$((SECONDS + 120))
 while ((SECONDS < deadline)) && IFS= read -r -t $((deadline - SECONDS)) line <&"${watch}"; do
+  line="${line//<none>/-}"
   [[ "${line}" == "${previous}" ]] && continue
   previous="${line}"
-  printf '  %s  %s\n' "$(date +%T)" "${line}"
-  phase="${line%% *}"
+  read -r phase reason exit_code pod message <<<"${line}"
+  row "$(date +%T)" "${phase}" "${reason}" "${exit_code}" "${pod}" "${message}"
   case "${phase}" in Succeeded | Failed | Missed) break ;; esac
 done
 kill "${watcher}" 2>/dev/null || true
