@@ -38,7 +38,7 @@ simulated_line="simulated: the command is not executed"
 if real_node="$(real_node_ready)"; then
   echo "run-local: real: an At without placement of its own runs on node ${real_node} (containerd, runc): its command really runs"
 else
-  echo "run-local: ${simulated_line} — there is no real node (it needs Linux and root, see make cluster); Pods go to kwok's simulated nodes, which report exit code 0 after a second"
+  echo "run-local: ${simulated_line} — there is no real node (make cluster says why: it needs Linux and root, and CNAT_REAL_NODE=0 turns it off); Pods go to kwok's simulated nodes, which report exit code 0 after a second"
 fi
 
 # --- The controller ---------------------------------------------------------
