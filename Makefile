@@ -73,7 +73,7 @@ test: verify lint test-unit test-integration e2e e2e-real ## Everything CI runs.
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure logic, no API server.
-	go test ./api/... ./internal/scheduler/... ./internal/apply/... ./internal/certs/...
+	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/...
 
 .PHONY: test-integration
 test-integration: tools ## Integration tests against a real API server (envtest): reconciler, webhooks, cnatctl.

@@ -37,6 +37,12 @@ const (
 	ReasonMissed               = "Missed"
 	ReasonInvalidSpec          = "InvalidSpec"
 	ReasonPodForbidden         = "PodForbidden"
+	// ReasonPodNameTaken: a Pod that is not this At's has the name of the
+	// Pod the At would create; it is never adopted or changed.
+	ReasonPodNameTaken = "PodNameTaken"
+	// ReasonPodPending: the attempt's Pod exists but its command has not
+	// started yet; the message says why (unschedulable, image pull...).
+	ReasonPodPending = "PodPending"
 )
 
 // Field managers under which cnat writes. Server-side apply records each
@@ -56,8 +62,20 @@ const (
 	// LabelAt names the At a Pod runs for. The controller's Pod cache
 	// selects on it, so it holds only cnat's Pods.
 	LabelAt = "cnat.programming-kubernetes.info/at"
+	// LabelAtUID is the UID of the At incarnation a Pod runs for. An At
+	// deleted and created again under the same name is another incarnation:
+	// its Pods are never the old one's.
+	LabelAtUID = "cnat.programming-kubernetes.info/at-uid"
 	// LabelAttempt is the attempt number (1, 2, ...) a Pod runs.
 	LabelAttempt = "cnat.programming-kubernetes.info/attempt"
+	// TrackingFinalizer keeps a Pod of cnat's in the API server until the
+	// controller has recorded the attempt's outcome in the At's status, so
+	// that no run can vanish uncounted and none is started twice. The
+	// controller removes it once the status says how the attempt ended (or
+	// that a later attempt superseded it), and at once from the Pods of an At
+	// that is gone. The Job controller's batch.kubernetes.io/job-tracking
+	// finalizer is the model.
+	TrackingFinalizer = "cnat.programming-kubernetes.info/tracking"
 	// AnnotationScheduledTime is the instant the At was scheduled for, in
 	// RFC 3339.
 	AnnotationScheduledTime = "cnat.programming-kubernetes.info/scheduled-time"

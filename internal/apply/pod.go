@@ -31,19 +31,33 @@ type PodOptions struct {
 	ImagePullPolicy corev1.PullPolicy
 }
 
-// PodName is the name of the Pod of an At's attempt (1-based). It is the
-// same on every call, so however often the controller applies an attempt's
-// Pod, by a retry after a crash or from a second replica, there is only
-// ever one Pod for it.
-func PodName(atName string, attempt int32) string {
-	return atName + "-" + strconv.Itoa(int(attempt))
+// uidPrefixLength is how much of the At's UID goes into its Pods' names: 8
+// hex digits tell incarnations of one name apart while keeping names short
+// (the whole UID is in the LabelAtUID label, and the controller owner
+// reference is what the controller trusts).
+const uidPrefixLength = 8
+
+// PodName is the name of the Pod of attempt (1-based) of at:
+// <at>-<first 8 characters of the At's UID>-<attempt>. It is the same on
+// every call, so a controller that crashed after creating an attempt's Pod,
+// or a second replica, finds that Pod instead of creating another; and it
+// differs between incarnations of an At (deleted and created again under the
+// same name), so a new At never meets the Pods of an old one. With a name of
+// at most 63 characters it stays far below the 253 a Pod name may have.
+func PodName(at *cnatv1beta1.At, attempt int32) string {
+	uid := string(at.UID)
+	if len(uid) > uidPrefixLength {
+		uid = uid[:uidPrefixLength]
+	}
+	return at.Name + "-" + uid + "-" + strconv.Itoa(int(attempt))
 }
 
 // RenderPod returns the Pod that runs attempt (1-based) of at, as an apply
 // configuration: the template (if any) with restartPolicy Never, the
 // command in its first container, the restricted Pod Security defaults for
-// whatever security settings the template leaves unset, and a controller
-// owner reference to the At so that the Pod goes when the At goes.
+// whatever security settings the template leaves unset, a controller owner
+// reference to the At so that the Pod goes when the At goes, the labels
+// that name the At, its UID and the attempt, and the tracking finalizer.
 func RenderPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOptions) (*corev1ac.PodApplyConfiguration, error) {
 	spec, err := podSpecFrom(at.Spec.Template)
 	if err != nil {
@@ -79,8 +93,9 @@ func RenderPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodO
 		defaultPullPolicy(&spec.Containers[i], opts.ImagePullPolicy)
 	}
 
-	pod := corev1ac.Pod(PodName(at.Name, attempt), at.Namespace).
+	pod := corev1ac.Pod(PodName(at, attempt), at.Namespace).
 		WithSpec(spec).
+		WithFinalizers(cnatv1beta1.TrackingFinalizer).
 		WithOwnerReferences(metav1ac.OwnerReference().
 			WithAPIVersion(cnatv1beta1.GroupVersion.String()).
 			WithKind("At").
@@ -94,6 +109,7 @@ func RenderPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodO
 	// cnat's own labels come last: a template cannot take them over.
 	pod.WithLabels(map[string]string{
 		cnatv1beta1.LabelAt:            at.Name,
+		cnatv1beta1.LabelAtUID:         string(at.UID),
 		cnatv1beta1.LabelAttempt:       strconv.Itoa(int(attempt)),
 		"app.kubernetes.io/managed-by": "cnat",
 	})
@@ -168,4 +184,23 @@ func defaultPullPolicy(c *corev1ac.ContainerApplyConfiguration, policy corev1.Pu
 	if policy != "" && c.ImagePullPolicy == nil {
 		c.WithImagePullPolicy(policy)
 	}
+}
+
+// NewPod is RenderPod as the corev1.Pod a create request sends. Apply
+// configurations are the JSON form of the API types, so the JSON encoding
+// converts one into the other field for field.
+func NewPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOptions) (*corev1.Pod, error) {
+	ac, err := RenderPod(at, attempt, scheduled, opts)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(ac)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the Pod: %w", err)
+	}
+	pod := &corev1.Pod{}
+	if err := json.Unmarshal(raw, pod); err != nil {
+		return nil, fmt.Errorf("decoding the Pod: %w", err)
+	}
+	return pod, nil
 }

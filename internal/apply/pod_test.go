@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,20 +101,29 @@ func restrictedPod() *corev1.PodSecurityContext {
 }
 
 func TestPodName(t *testing.T) {
+	longName := strings.Repeat("a", 63)
 	tests := []struct {
 		at      string
+		uid     types.UID
 		attempt int32
 		want    string
 	}{
-		{at: "hello", attempt: 1, want: "hello-1"},
-		{at: "hello", attempt: 12, want: "hello-12"},
-		{at: "backup-db", attempt: 100, want: "backup-db-100"},
+		{at: "hello", uid: atUID, attempt: 1, want: "hello-7f3c1a52-1"},
+		{at: "hello", uid: atUID, attempt: 12, want: "hello-7f3c1a52-12"},
+		{at: "hello", uid: "0b9d4e11-5a6f-4c3e-8d2b-1e0f9a8b7c6d", attempt: 1, want: "hello-0b9d4e11-1"},
+		{at: "backup-db", uid: atUID, attempt: 100, want: "backup-db-7f3c1a52-100"},
+		{at: longName, uid: atUID, attempt: 101, want: longName + "-7f3c1a52-101"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
+			at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Name: tc.at, UID: tc.uid}}
 			for range 3 { // the same on every call
-				if diff := cmp.Diff(tc.want, apply.PodName(tc.at, tc.attempt)); diff != "" {
-					t.Errorf("PodName(%q, %d) (-want +got):\n%s", tc.at, tc.attempt, diff)
+				got := apply.PodName(at, tc.attempt)
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("PodName(%q, %q, %d) (-want +got):\n%s", tc.at, tc.uid, tc.attempt, diff)
+				}
+				if len(got) > 253 {
+					t.Errorf("PodName is %d characters, more than a Pod name may have", len(got))
 				}
 			}
 		})
@@ -136,10 +146,12 @@ func TestRenderPodCommandOnly(t *testing.T) {
 			want: &corev1.Pod{
 				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 				ObjectMeta: metav1.ObjectMeta{
-					Name:      "hello-1",
-					Namespace: atNamespace,
+					Name:       "hello-7f3c1a52-1",
+					Namespace:  atNamespace,
+					Finalizers: []string{"cnat.programming-kubernetes.info/tracking"},
 					Labels: map[string]string{
 						"cnat.programming-kubernetes.info/at":      atName,
+						"cnat.programming-kubernetes.info/at-uid":  string(atUID),
 						"cnat.programming-kubernetes.info/attempt": "1",
 						"app.kubernetes.io/managed-by":             "cnat",
 					},
@@ -175,10 +187,12 @@ func TestRenderPodCommandOnly(t *testing.T) {
 			want: &corev1.Pod{
 				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 				ObjectMeta: metav1.ObjectMeta{
-					Name:      "hello-3",
-					Namespace: atNamespace,
+					Name:       "hello-7f3c1a52-3",
+					Namespace:  atNamespace,
+					Finalizers: []string{"cnat.programming-kubernetes.info/tracking"},
 					Labels: map[string]string{
 						"cnat.programming-kubernetes.info/at":      atName,
+						"cnat.programming-kubernetes.info/at-uid":  string(atUID),
 						"cnat.programming-kubernetes.info/attempt": "3",
 						"app.kubernetes.io/managed-by":             "cnat",
 					},
@@ -601,6 +615,7 @@ func TestRenderPodTemplate(t *testing.T) {
 					Labels: map[string]string{
 						"team":                                "payments",
 						"cnat.programming-kubernetes.info/at": "someone-else",
+						"cnat.programming-kubernetes.info/at-uid":  "0b9d4e11-5a6f-4c3e-8d2b-1e0f9a8b7c6d",
 						"cnat.programming-kubernetes.info/attempt": "99",
 						"app.kubernetes.io/managed-by":             "helm",
 					},
@@ -617,6 +632,7 @@ func TestRenderPodTemplate(t *testing.T) {
 				Labels: map[string]string{
 					"team":                                "payments",
 					"cnat.programming-kubernetes.info/at": atName,
+					"cnat.programming-kubernetes.info/at-uid":  string(atUID),
 					"cnat.programming-kubernetes.info/attempt": "1",
 					"app.kubernetes.io/managed-by":             "cnat",
 				},
@@ -828,7 +844,7 @@ func TestRenderPodTemplate(t *testing.T) {
 			view: func(pod *corev1.Pod) any {
 				return []any{pod.Name, pod.Namespace, pod.OwnerReferences}
 			},
-			want: []any{"hello-1", atNamespace, []metav1.OwnerReference{{
+			want: []any{"hello-7f3c1a52-1", atNamespace, []metav1.OwnerReference{{
 				APIVersion:         "cnat.programming-kubernetes.info/v1beta1",
 				Kind:               "At",
 				Name:               atName,

@@ -94,7 +94,7 @@ func podOf(at *cnatv1beta1.At, attempt int32) (string, error) {
 		if attempt > at.Status.Attempts {
 			return "", fmt.Errorf("at/%s has started %d attempt(s), not %d", at.Name, at.Status.Attempts, attempt)
 		}
-		return apply.PodName(at.Name, attempt), nil
+		return apply.PodName(at, attempt), nil
 	}
 	if at.Status.PodName == "" {
 		phase := "phase " + string(at.Status.Phase)

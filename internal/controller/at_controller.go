@@ -6,19 +6,22 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/programming-kubernetes/cnat/api/applyconfiguration"
-	cnatac "github.com/programming-kubernetes/cnat/api/applyconfiguration/api/v1beta1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
 // wakeUpPad is added to every timer so that a wake-up lands just after the
@@ -29,8 +32,8 @@ const wakeUpPad = 10 * time.Millisecond
 type AtReconciler struct {
 	// Client reads from the informer cache and writes to the API server.
 	Client client.Client
-	// APIReader reads from the API server directly. It confirms that a Pod
-	// missing from the cache is really gone before the At is failed for it.
+	// APIReader reads from the API server directly: a decision that starts a
+	// Pod, or that rests on something being gone, is confirmed with it.
 	APIReader client.Reader
 	// Clock is the time source; tests inject a fake one.
 	Clock clock.PassiveClock
@@ -45,121 +48,171 @@ type AtReconciler struct {
 
 // +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats/status,verbs=get;patch
+// +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile brings one At one step along its life: wait for the schedule,
-// start a Pod, follow it, retry it, record the result, delete the At when
-// its TTL is up.
+// Reconcile reads the At and the Pods with its name, decides
+// (lifecycle.Decide), carries the decision out and writes the status once.
 func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	at := &cnatv1beta1.At{}
-	if err := r.Client.Get(ctx, req.NamespacedName, at); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !at.DeletionTimestamp.IsZero() {
-		// Its Pods go with it: they have it as their controller owner.
-		return ctrl.Result{}, nil
-	}
-	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("at", klog.KObj(at)))
-
-	s := newScope(at, r.Clock.Now())
-	result, err := r.reconcile(ctx, s)
-	if s.deleted {
-		return result, err
-	}
-	if statusErr := r.writeStatus(ctx, s); statusErr != nil {
-		// A status not written is retried even when the reconcile's own
-		// error was terminal: the At must say what happened.
-		if err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "Reconcile failed")
-		}
-		return ctrl.Result{}, statusErr
-	}
-	return result, err
-}
-
-// reconcile dispatches on the At's phase to the phase functions.
-func (r *AtReconciler) reconcile(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.status.Phase.Finished() {
-		return r.reconcileFinished(ctx, s)
-	}
-	scheduled, err := s.scheduledTime()
-	if err != nil {
-		return r.reconcileInvalid(ctx, s, err)
-	}
-	// Derived from the spec every time, never read back from the status: a
-	// status the controller did not get to write must not be needed.
-	s.status.ScheduledTime = timestamp(scheduled)
-	pods, err := r.ownedPods(ctx, s.at)
+	now := r.Clock.Now()
+	at, pods, err := r.read(ctx, r.Client, req.NamespacedName)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	attempt := latestAttempt(s.status.Attempts, pods)
-	if attempt == 0 {
-		return r.reconcilePending(ctx, s, scheduled)
+	d := lifecycle.Decide(at, pods, now)
+	if d.Confirm {
+		// The cache may lag behind the API server: read what the decision
+		// rests on afresh and decide again on that.
+		if at, pods, err = r.read(ctx, r.APIReader, req.NamespacedName); err != nil {
+			return ctrl.Result{}, err
+		}
+		d = lifecycle.Decide(at, pods, now)
 	}
-	return r.reconcileAttempt(ctx, s, attempt, pods[attempt], scheduled)
+	if at != nil {
+		ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("at", klog.KObj(at)))
+	}
+	return r.carryOut(ctx, at, d, now)
 }
 
-// writeStatus applies the status the reconcile computed, under the status
-// field manager, unless it equals what that manager already owns. Events
-// and metrics of the transition are emitted only once it is written.
-func (r *AtReconciler) writeStatus(ctx context.Context, s *scope) error {
-	desired, err := statusApplyConfiguration(s.at, s.status)
+// carryOut does what d says, in the order that keeps the books: create the
+// Pod, then record it in the status; record an outcome in the status, then
+// release the Pods it accounts for; then delete the At whose TTL is up.
+func (r *AtReconciler) carryOut(ctx context.Context, at *cnatv1beta1.At, d lifecycle.Decision, now time.Time) (ctrl.Result, error) {
+	status := d.Status
+	var createErr error
+	if d.Action == lifecycle.CreatePod {
+		status, createErr = r.createPod(ctx, at, d, now)
+	}
+	if status != nil {
+		if err := r.writeStatus(ctx, at, status); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if createErr != nil {
+		return ctrl.Result{}, createErr
+	}
+	for _, pod := range d.Release {
+		if err := r.release(ctx, pod); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if d.Action == lifecycle.DeleteAt {
+		ctrl.LoggerFrom(ctx).Info("Deleting At: its TTL after finishing is up", "ttlSecondsAfterFinished", *at.Spec.TTLSecondsAfterFinished)
+		err := r.Client.Delete(ctx, at, client.Preconditions{UID: &at.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("deleting At after its TTL: %w", err)
+		}
+		return ctrl.Result{}, nil
+	}
+	if d.InvalidSpec != nil {
+		return ctrl.Result{}, reconcile.TerminalError(d.InvalidSpec)
+	}
+	if d.Until.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{RequeueAfter: max(d.Until.Sub(now), 0) + wakeUpPad}, nil
+}
+
+// read gets the At (nil if there is none) and the Pods labelled with its
+// name, from the cache or from the API server.
+func (r *AtReconciler) read(ctx context.Context, reader client.Reader, key types.NamespacedName) (*cnatv1beta1.At, []corev1.Pod, error) {
+	at := &cnatv1beta1.At{}
+	if err := reader.Get(ctx, key, at); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, nil, fmt.Errorf("reading At %s: %w", key.Name, err)
+		}
+		at = nil
+	}
+	var pods corev1.PodList
+	if err := reader.List(ctx, &pods, client.InNamespace(key.Namespace), client.MatchingLabels{cnatv1beta1.LabelAt: key.Name}); err != nil {
+		return nil, nil, fmt.Errorf("listing the Pods of At %s: %w", key.Name, err)
+	}
+	return at, pods.Items, nil
+}
+
+// createPod creates the Pod of the decision's attempt and returns the status
+// to write: the decision's when the Pod exists, else the refusal's. A Pod of
+// that name that is not the At's is never adopted or changed: it is
+// reported. Creating rather than applying is what guarantees that: an apply
+// would patch whatever Pod has the name.
+func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d lifecycle.Decision, now time.Time) (*cnatv1beta1.AtStatus, error) {
+	pod, err := apply.NewPod(at, d.Attempt, d.ScheduledTime, r.Pods)
 	if err != nil {
-		return err
+		return lifecycle.NotCreated(at, d, now, cnatv1beta1.ReasonInvalidSpec, err.Error()), reconcile.TerminalError(err)
 	}
-	owned, err := cnatac.ExtractAtStatus(s.at, cnatv1beta1.StatusFieldManager)
-	if err != nil {
-		return fmt.Errorf("reading the status fields owned by %s: %w", cnatv1beta1.StatusFieldManager, err)
+	ctrl.LoggerFrom(ctx).Info("Creating Pod", "pod", pod.Name, "attempt", d.Attempt)
+	err = r.Client.Create(ctx, pod, client.FieldOwner(cnatv1beta1.FieldManager))
+	switch {
+	case err == nil:
+		if d.Attempt == 1 {
+			r.Metrics.recordLateness(r.Clock.Now().Sub(d.ScheduledTime))
+		}
+		return d.Status, nil
+	case apierrors.IsAlreadyExists(err):
+		existing := &corev1.Pod{}
+		if getErr := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), existing); getErr != nil {
+			return nil, fmt.Errorf("reading Pod %s, which exists already: %w", pod.Name, getErr)
+		}
+		if metav1.IsControlledBy(existing, at) {
+			// Created by an earlier reconcile the cache has not caught up with.
+			return d.Status, nil
+		}
+		message := fmt.Sprintf("Pod %s exists but is not this At's (its controller is %s); cnat never adopts or changes it: delete it to let the At run",
+			pod.Name, controllerOf(existing))
+		return lifecycle.NotCreated(at, d, now, cnatv1beta1.ReasonPodNameTaken, message), fmt.Errorf("creating Pod %s: %w", pod.Name, err)
+	case apierrors.IsInvalid(err):
+		// The template makes a Pod the API server rejects: trying again
+		// cannot help until the spec changes.
+		err = fmt.Errorf("creating Pod %s: %w", pod.Name, err)
+		return lifecycle.NotCreated(at, d, now, cnatv1beta1.ReasonInvalidSpec, err.Error()), reconcile.TerminalError(err)
+	case apierrors.IsForbidden(err):
+		// A quota or a policy refused the Pod. They may change, so the error
+		// is returned and retried with backoff.
+		err = fmt.Errorf("creating Pod %s: %w", pod.Name, err)
+		return lifecycle.NotCreated(at, d, now, cnatv1beta1.ReasonPodForbidden, err.Error()), err
+	default:
+		return nil, fmt.Errorf("creating Pod %s: %w", pod.Name, err)
 	}
-	unchanged, err := apply.Unchanged(applyconfiguration.NewTypeConverter(r.Client.Scheme()), desired, owned)
-	if err != nil {
-		return err
-	}
-	if unchanged {
-		return nil
-	}
-	ctrl.LoggerFrom(ctx).V(1).Info("Writing status", "phase", s.status.Phase, "reason", s.status.Reason)
-	if err := r.Client.Status().Apply(ctx, desired, client.FieldOwner(cnatv1beta1.StatusFieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying status: %w", err)
-	}
-	for _, e := range s.events {
-		r.Recorder.Eventf(s.at, nil, e.eventType, e.reason, e.reason, "%s", e.note)
-	}
-	for _, observe := range s.observations {
-		observe(r.Metrics)
+}
+
+// release removes the tracking finalizer from a Pod whose attempt the At's
+// status accounts for, or whose At is gone. The patch removes only that
+// finalizer, and only from that very Pod (its UID).
+func (r *AtReconciler) release(ctx context.Context, pod *corev1.Pod) error {
+	ctrl.LoggerFrom(ctx).V(1).Info("Releasing Pod", "pod", klog.KObj(pod))
+	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"$deleteFromPrimitiveList/finalizers":[%q]}}`, pod.UID, cnatv1beta1.TrackingFinalizer)
+	err := r.Client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner(cnatv1beta1.FieldManager))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing the tracking finalizer of Pod %s: %w", pod.Name, err)
 	}
 	return nil
 }
 
-// ownedPods returns the At's Pods from the cache by attempt number. Only
-// Pods with the At as controller count: a Pod that merely carries the label
-// is not the At's.
-func (r *AtReconciler) ownedPods(ctx context.Context, at *cnatv1beta1.At) (map[int32]*corev1.Pod, error) {
-	var list corev1.PodList
-	if err := r.Client.List(ctx, &list, client.InNamespace(at.Namespace), client.MatchingLabels{cnatv1beta1.LabelAt: at.Name}); err != nil {
-		return nil, fmt.Errorf("listing the Pods of At %s: %w", at.Name, err)
+func controllerOf(pod *corev1.Pod) string {
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		return fmt.Sprintf("%s %s (uid %s)", ref.Kind, ref.Name, ref.UID)
 	}
-	pods := make(map[int32]*corev1.Pod, len(list.Items))
-	for i := range list.Items {
-		pod := &list.Items[i]
-		if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != at.UID {
-			continue
-		}
-		if attempt, ok := attemptOf(pod); ok {
-			pods[attempt] = pod
-		}
-	}
-	return pods, nil
+	return "none"
 }
 
 // SetupWithManager registers the reconciler: it watches Ats and the Pods
-// they control. Status-only changes of an At do not trigger a reconcile.
+// that carry an At's name, whoever they belong to now (an orphaned Pod of a
+// deleted At must still be released). Status-only changes of an At do not
+// trigger a reconcile.
 func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cnatv1beta1.At{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(atOfPod)).
 		Named("at").
 		Complete(r)
+}
+
+// atOfPod maps a Pod to the At whose name it carries.
+func atOfPod(_ context.Context, pod client.Object) []reconcile.Request {
+	name := pod.GetLabels()[cnatv1beta1.LabelAt]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: name}}}
 }

@@ -1,162 +1,54 @@
 package controller
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/programming-kubernetes/cnat/api/applyconfiguration"
 	cnatac "github.com/programming-kubernetes/cnat/api/applyconfiguration/api/v1beta1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
-// The mark functions below are the only places that set an At's phase.
-// Each sets the phase, reason and message, the conditions that go with the
-// phase, and queues the Event that announces it.
-
-// markPending: waiting for the schedule, or suspended.
-func (s *scope) markPending(reason, message string) {
-	if s.status.Phase == "" {
-		s.emit(corev1.EventTypeNormal, cnatv1beta1.ReasonScheduled, message)
+// writeStatus applies status under the status field manager, unless it
+// equals what that manager already owns, then emits the Events and metrics
+// of the change. The apply carries the resourceVersion of the At it was
+// decided on: a decision made on an At that has changed since (a lagging
+// cache, a second replica) is refused with a conflict, never written over a
+// newer status.
+func (r *AtReconciler) writeStatus(ctx context.Context, at *cnatv1beta1.At, status *cnatv1beta1.AtStatus) error {
+	desired, err := statusApplyConfiguration(at, status)
+	if err != nil {
+		return err
 	}
-	s.status.Phase = cnatv1beta1.PhasePending
-	s.status.Reason, s.status.Message = reason, message
-	s.setCondition(cnatv1beta1.ConditionReady, metav1.ConditionTrue, reason, message)
-	s.removeConditions(cnatv1beta1.ConditionReconciling, cnatv1beta1.ConditionStalled)
-}
-
-// markInvalid: the spec cannot be acted on. Nothing runs until it changes.
-func (s *scope) markInvalid(message string) {
-	if s.status.Phase == "" {
-		s.status.Phase = cnatv1beta1.PhasePending
+	owned, err := cnatac.ExtractAtStatus(at, cnatv1beta1.StatusFieldManager)
+	if err != nil {
+		return fmt.Errorf("reading the status fields owned by %s: %w", cnatv1beta1.StatusFieldManager, err)
 	}
-	if s.status.Reason != cnatv1beta1.ReasonInvalidSpec || s.status.Message != message {
-		s.emit(corev1.EventTypeWarning, cnatv1beta1.ReasonInvalidSpec, message)
+	unchanged, err := apply.Unchanged(applyconfiguration.NewTypeConverter(r.Client.Scheme()), desired, owned)
+	if err != nil {
+		return err
 	}
-	s.status.Reason, s.status.Message = cnatv1beta1.ReasonInvalidSpec, message
-	s.setCondition(cnatv1beta1.ConditionReady, metav1.ConditionFalse, cnatv1beta1.ReasonInvalidSpec, message)
-	s.setCondition(cnatv1beta1.ConditionStalled, metav1.ConditionTrue, cnatv1beta1.ReasonInvalidSpec, message)
-	s.removeConditions(cnatv1beta1.ConditionReconciling)
-}
-
-// markPodForbidden: the API server refused the Pod (quota, policy); the
-// controller keeps trying.
-func (s *scope) markPodForbidden(message string) {
-	if s.status.Phase == "" {
-		s.status.Phase = cnatv1beta1.PhasePending
+	if unchanged {
+		return nil
 	}
-	if s.status.Reason != cnatv1beta1.ReasonPodForbidden {
-		s.emit(corev1.EventTypeWarning, cnatv1beta1.ReasonPodForbidden, message)
+	ctrl.LoggerFrom(ctx).V(1).Info("Writing status", "phase", status.Phase, "reason", status.Reason, "attempts", status.Attempts)
+	desired.WithResourceVersion(at.ResourceVersion)
+	if err := r.Client.Status().Apply(ctx, desired, client.FieldOwner(cnatv1beta1.StatusFieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying status: %w", err)
 	}
-	s.status.Reason, s.status.Message = cnatv1beta1.ReasonPodForbidden, message
-	s.setCondition(cnatv1beta1.ConditionReady, metav1.ConditionFalse, cnatv1beta1.ReasonPodForbidden, message)
-	s.setCondition(cnatv1beta1.ConditionReconciling, metav1.ConditionTrue, cnatv1beta1.ReasonPodForbidden, message)
-	s.removeConditions(cnatv1beta1.ConditionStalled)
-}
-
-// markRunning: attempt's Pod runs (or is about to). Started is announced
-// when the attempt is new to the status.
-func (s *scope) markRunning(attempt int32, podName string) {
-	message := fmt.Sprintf("Pod %s runs attempt %d of %d", podName, attempt, s.backoffLimit()+1)
-	if s.status.Phase != cnatv1beta1.PhaseRunning || s.status.Attempts != attempt {
-		s.emit(corev1.EventTypeNormal, cnatv1beta1.ReasonStarted, message)
+	for _, e := range lifecycle.Events(&at.Status, status) {
+		r.Recorder.Eventf(at, nil, e.Type, e.Reason, e.Reason, "%s", e.Note)
 	}
-	s.status.Phase = cnatv1beta1.PhaseRunning
-	s.status.Attempts = attempt
-	s.status.PodName = podName
-	if s.status.StartTime == nil {
-		s.status.StartTime = timestamp(s.now)
+	if status.Phase.Finished() && !at.Status.Phase.Finished() {
+		r.Metrics.recordOutcome(status.Phase)
 	}
-	s.status.Reason, s.status.Message = cnatv1beta1.ReasonRunning, message
-	s.setCondition(cnatv1beta1.ConditionReady, metav1.ConditionFalse, cnatv1beta1.ReasonRunning, message)
-	s.setCondition(cnatv1beta1.ConditionReconciling, metav1.ConditionTrue, cnatv1beta1.ReasonRunning, message)
-	s.removeConditions(cnatv1beta1.ConditionStalled)
-}
-
-// markRetrying: attempt failed, another one starts at retryAt.
-func (s *scope) markRetrying(attempt int32, result podResult, message string) {
-	if s.status.Reason != cnatv1beta1.ReasonRetrying || s.status.Attempts != attempt {
-		s.emit(corev1.EventTypeWarning, cnatv1beta1.ReasonRetrying, message)
-	}
-	s.status.Phase = cnatv1beta1.PhaseRunning
-	s.status.Attempts = attempt
-	s.status.ExitCode = result.exitCode
-	s.status.Reason, s.status.Message = cnatv1beta1.ReasonRetrying, message
-	s.setCondition(cnatv1beta1.ConditionReady, metav1.ConditionFalse, cnatv1beta1.ReasonRetrying, message)
-	s.setCondition(cnatv1beta1.ConditionReconciling, metav1.ConditionTrue, cnatv1beta1.ReasonRetrying, message)
-	s.removeConditions(cnatv1beta1.ConditionStalled)
-}
-
-// markSucceeded: the command exited 0.
-func (s *scope) markSucceeded(result podResult) {
-	message := "The command exited 0"
-	if result.message != "" {
-		message += ": " + result.message
-	}
-	s.finish(cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, message, result)
-	s.setCondition(cnatv1beta1.ConditionReady, metav1.ConditionTrue, cnatv1beta1.ReasonCompleted, message)
-	s.setCondition(cnatv1beta1.ConditionSucceeded, metav1.ConditionTrue, cnatv1beta1.ReasonCompleted, message)
-	s.setCondition(cnatv1beta1.ConditionFailed, metav1.ConditionFalse, cnatv1beta1.ReasonCompleted, message)
-	s.removeConditions(cnatv1beta1.ConditionReconciling, cnatv1beta1.ConditionStalled)
-	s.emit(corev1.EventTypeNormal, string(cnatv1beta1.PhaseSucceeded), message)
-	s.observe(func(m *Metrics) { m.recordOutcome(cnatv1beta1.PhaseSucceeded) })
-}
-
-// markFailed: the last attempt failed and no retry is left, or the Pod was
-// deleted before it finished.
-func (s *scope) markFailed(reason, message string, result podResult) {
-	s.finish(cnatv1beta1.PhaseFailed, reason, message, result)
-	s.setCondition(cnatv1beta1.ConditionReady, metav1.ConditionFalse, reason, message)
-	s.setCondition(cnatv1beta1.ConditionStalled, metav1.ConditionTrue, reason, message)
-	s.setCondition(cnatv1beta1.ConditionSucceeded, metav1.ConditionFalse, reason, message)
-	s.setCondition(cnatv1beta1.ConditionFailed, metav1.ConditionTrue, reason, message)
-	s.removeConditions(cnatv1beta1.ConditionReconciling)
-	s.emit(corev1.EventTypeWarning, string(cnatv1beta1.PhaseFailed), message)
-	s.observe(func(m *Metrics) { m.recordOutcome(cnatv1beta1.PhaseFailed) })
-}
-
-// markMissed: the starting deadline passed before the At could start.
-func (s *scope) markMissed(message string) {
-	s.finish(cnatv1beta1.PhaseMissed, cnatv1beta1.ReasonMissed, message, podResult{})
-	s.setCondition(cnatv1beta1.ConditionReady, metav1.ConditionFalse, cnatv1beta1.ReasonMissed, message)
-	s.setCondition(cnatv1beta1.ConditionStalled, metav1.ConditionTrue, cnatv1beta1.ReasonMissed, message)
-	s.setCondition(cnatv1beta1.ConditionSucceeded, metav1.ConditionFalse, cnatv1beta1.ReasonMissed, message)
-	s.setCondition(cnatv1beta1.ConditionFailed, metav1.ConditionFalse, cnatv1beta1.ReasonMissed, message)
-	s.removeConditions(cnatv1beta1.ConditionReconciling)
-	s.emit(corev1.EventTypeWarning, cnatv1beta1.ReasonMissed, message)
-	s.observe(func(m *Metrics) { m.recordOutcome(cnatv1beta1.PhaseMissed) })
-}
-
-// finish records a terminal phase and the result it ended with.
-func (s *scope) finish(phase cnatv1beta1.Phase, reason, message string, result podResult) {
-	s.status.Phase = phase
-	s.status.Reason, s.status.Message = reason, message
-	if result.exitCode != nil {
-		s.status.ExitCode = result.exitCode
-	}
-	completion := s.now
-	if !result.finishedAt.IsZero() {
-		completion = result.finishedAt
-	}
-	s.status.CompletionTime = timestamp(completion)
-}
-
-// refreshObservedGeneration marks every condition of a finished At as
-// describing its current generation: a finished At is what it is, whatever
-// was edited since, and kstatus reads a stale observedGeneration as
-// "in progress".
-func (s *scope) refreshObservedGeneration() {
-	for i := range s.status.Conditions {
-		s.status.Conditions[i].ObservedGeneration = s.at.Generation
-	}
-}
-
-func (s *scope) removeConditions(conditionTypes ...string) {
-	for _, t := range conditionTypes {
-		meta.RemoveStatusCondition(&s.status.Conditions, t)
-	}
+	return nil
 }
 
 // statusApplyConfiguration is the status apply request for status. The

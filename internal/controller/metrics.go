@@ -12,7 +12,7 @@ import (
 
 // Metrics are cnat's own Prometheus metrics, beside controller-runtime's.
 type Metrics struct {
-	// FiringLateness is how late first attempts start: Pod applied minus
+	// FiringLateness is how late first attempts start: Pod created minus
 	// scheduled time.
 	FiringLateness prometheus.Histogram
 	// Runs counts Ats that finished, by outcome (Succeeded, Failed, Missed).
@@ -25,7 +25,7 @@ func NewMetrics(registry prometheus.Registerer, cache client.Reader) *Metrics {
 	m := &Metrics{
 		FiringLateness: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "cnat_firing_lateness_seconds",
-			Help:    "How long after its scheduled time an At's first Pod was applied.",
+			Help:    "How long after its scheduled time an At's first Pod was created.",
 			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300},
 		}),
 		Runs: prometheus.NewCounterVec(prometheus.CounterOpts{

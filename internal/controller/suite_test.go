@@ -10,6 +10,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -192,6 +194,29 @@ func (h *harness) pods(atName string) []corev1.Pod {
 	var list corev1.PodList
 	h.g.Expect(apiClient.List(h.ctx, &list, client.InNamespace(h.ns), client.MatchingLabels{cnatv1beta1.LabelAt: atName})).To(Succeed())
 	return list.Items
+}
+
+// podName is the name of the Pod of attempt of the At atName.
+func (h *harness) podName(atName string, attempt int32) string {
+	h.t.Helper()
+	return apply.PodName(h.at(atName), attempt)
+}
+
+// pod reads a Pod from the API server.
+func (h *harness) pod(name string) *corev1.Pod {
+	h.t.Helper()
+	pod := &corev1.Pod{}
+	h.g.Expect(apiClient.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: name}, pod)).To(Succeed())
+	return pod
+}
+
+// histogramCount is how many observations a histogram has.
+func histogramCount(h prometheus.Histogram) uint64 {
+	m := &dto.Metric{}
+	if err := h.Write(m); err != nil {
+		panic(err)
+	}
+	return m.GetHistogram().GetSampleCount()
 }
 
 // finishPod plays the kubelet: the Pod's command ran and exited with code.

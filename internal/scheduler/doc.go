@@ -50,7 +50,8 @@
 //
 // Plan.Decide turns an At that has not fired yet into an Action: Wait until
 // the scheduled time, Fire once it has come, or Miss if a starting deadline
-// has passed (the deadline includes its end). A suspended At is Suspended
+// has passed: more whole seconds late than the deadline allows, so a
+// deadline of 0 means "within the second it was due". A suspended At is Suspended
 // whatever the time, and its deadline is judged when it is resumed.
 //
 // # Retries

@@ -10,11 +10,12 @@ type Plan struct {
 	// ScheduledTime is the instant the run is due, as returned by
 	// ParseSchedule.
 	ScheduledTime time.Time
-	// StartingDeadline is how late after ScheduledTime a run may still
-	// start. Nil means no deadline: a run whose time has passed, for example
-	// because the controller was down, starts as soon as it is seen.
-	// A negative deadline counts as zero.
-	StartingDeadline *time.Duration
+	// StartingDeadlineSeconds is how late after ScheduledTime a run may
+	// still start, in whole seconds as the API has it. Nil means no deadline:
+	// a run whose time has passed, for example because the controller was
+	// down, starts as soon as it is seen. A negative deadline counts as zero;
+	// any int64 is handled without overflow.
+	StartingDeadlineSeconds *int64
 	// Suspend holds the run back until it is cleared.
 	Suspend bool
 }
@@ -71,9 +72,13 @@ type Decision struct {
 // passes while it is suspended is judged when it is resumed, by the rules
 // that follow. Before ScheduledTime the At must Wait. From ScheduledTime on
 // it must Fire, unless it has a starting deadline and now is later than
-// ScheduledTime plus the deadline, in which case it is a Miss. The deadline
-// includes its end: an At exactly StartingDeadline late still fires, and
-// with a deadline of zero it fires only if decided exactly at ScheduledTime.
+// ScheduledTime plus the deadline, in which case it is a Miss.
+//
+// The deadline is counted in whole seconds, like the field it comes from:
+// a run is missed once it is more than StartingDeadlineSeconds full seconds
+// late. So a run 5.9s late still starts with a deadline of 5, and a deadline
+// of 0 means "within the second it was due", which a controller that wakes
+// on time can keep (a deadline counted in nanoseconds never could).
 func (p Plan) Decide(now time.Time) Decision {
 	if p.Suspend {
 		return Decision{Action: Suspended}
@@ -82,9 +87,15 @@ func (p Plan) Decide(now time.Time) Decision {
 		return Decision{Action: Wait, After: p.ScheduledTime.Sub(now)}
 	}
 	lateness := now.Sub(p.ScheduledTime)
-	if p.StartingDeadline != nil {
-		deadline := max(*p.StartingDeadline, 0)
-		if now.After(p.ScheduledTime.Add(deadline)) {
+	if p.StartingDeadlineSeconds != nil {
+		// Whole seconds late, counted from Unix seconds rather than from a
+		// Duration: nothing built from the user's number can overflow, and
+		// lateness beyond a Duration's 292 years is still exact.
+		lateSeconds := now.Unix() - p.ScheduledTime.Unix()
+		if now.Nanosecond() < p.ScheduledTime.Nanosecond() {
+			lateSeconds--
+		}
+		if lateSeconds > max(*p.StartingDeadlineSeconds, 0) {
 			return Decision{Action: Miss, Lateness: lateness}
 		}
 	}

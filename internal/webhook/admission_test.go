@@ -65,7 +65,11 @@ func TestBookSampleIsAcceptedAndRuns(t *testing.T) {
 	g.Expect(stored.Spec.Template).To(BeNil())
 
 	// A past schedule with no deadline runs at once, as in the book.
-	playKubelet(ctx, g, ns, "example-at-1", 0)
+	g.Eventually(func() string {
+		g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(stored), stored)).To(Succeed())
+		return stored.Status.PodName
+	}).ShouldNot(BeEmpty(), "the controller started the run")
+	playKubelet(ctx, g, ns, stored.Status.PodName, 0)
 
 	book := &cnatv1alpha1.At{}
 	g.Eventually(func() string {

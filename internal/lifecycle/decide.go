@@ -1,0 +1,375 @@
+// Package lifecycle is the life of an At as one pure function: Decide takes
+// the At, the Pods that carry its name and the time, and returns the status
+// the At should have and the one thing to do next. It has no client and no
+// clock: the controller reads, calls Decide, carries out the decision and
+// writes the status; tests drive it with any sequence of events they like.
+//
+// The guarantees it keeps, and that the model-based test checks on random
+// histories:
+//
+//   - A Pod belongs to one At incarnation: it is made for the At's UID (in its
+//     name, its labels and its controller owner reference) and no other At,
+//     nor a re-created At of the same name, ever adopts, changes or reports it.
+//   - At most one Pod per attempt, and at most backoffLimit+1 attempts: an
+//     attempt's Pod has a fixed name, a new attempt is only started once the
+//     previous one is known to have failed, and never when the status already
+//     records that attempt number (a recorded Pod that vanished is reported,
+//     not run again).
+//   - Nothing lost from the books: every Pod carries the tracking finalizer
+//     until the At's status records how its attempt ended (or a later attempt
+//     superseded it), so no Pod can vanish uncounted; the finalizer is
+//     released at once from the Pods of an At that is gone.
+//   - A terminal phase (Succeeded, Failed, Missed) never changes.
+package lifecycle
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/scheduler"
+)
+
+// Action is the one thing Reconcile does after writing the status.
+type Action int
+
+const (
+	// Nothing: write the status if it changed, release what Release lists,
+	// and look again at Until if it is set.
+	Nothing Action = iota
+	// CreatePod: create the Pod of Attempt, then write the status (which
+	// already reports it) and release what Release lists.
+	CreatePod
+	// DeleteAt: write the status, release what Release lists, then delete
+	// the At: its TTL after finishing is up.
+	DeleteAt
+)
+
+// String names the action, for logs.
+func (a Action) String() string {
+	switch a {
+	case Nothing:
+		return "Nothing"
+	case CreatePod:
+		return "CreatePod"
+	case DeleteAt:
+		return "DeleteAt"
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
+// Decision is what Decide concluded.
+type Decision struct {
+	// Action is what to do.
+	Action Action
+	// Status is the status the At should have; nil when there is none to
+	// write (the At is gone or being deleted).
+	Status *cnatv1beta1.AtStatus
+	// Attempt is, for CreatePod, the attempt whose Pod to create.
+	Attempt int32
+	// ScheduledTime is the instant the At is due (for the Pod's annotation
+	// and the lateness metric).
+	ScheduledTime time.Time
+	// Release lists the Pods whose tracking finalizer may be removed, but
+	// only once Status is written: their outcome is in it.
+	Release []*corev1.Pod
+	// Until is when to look again, if the At waits for a time (its schedule,
+	// a retry's backoff, its TTL); zero when no timer is needed.
+	Until time.Time
+	// Confirm is set when the decision rests on something a lagging cache
+	// could show wrongly: it starts a Pod, or it takes a Pod's absence or a
+	// different At for a fact. Reconcile reads the At and its Pods from the
+	// API server and decides again before it acts.
+	Confirm bool
+	// InvalidSpec is set when the spec cannot be acted on. Waiting will not
+	// help; the next try comes with the next edit.
+	InvalidSpec error
+}
+
+// Decide says what the At should look like at now, given the Pods labelled
+// with its name (of any incarnation, or not cnat's at all), and what to do.
+// at is nil when no At of that name exists.
+func Decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
+	if at == nil {
+		// The At is gone: its Pods' outcomes have nobody left to be recorded
+		// for. Confirmed, since a lagging cache may not show an At yet.
+		return Decision{Release: trackedPods(pods), Confirm: true}
+	}
+	if at.DeletionTimestamp != nil {
+		return Decision{Release: trackedPods(pods)}
+	}
+	w := newWorld(at, pods)
+	d := Decision{Status: at.Status.DeepCopy()}
+	d.Status.ObservedGeneration = at.Generation
+	if len(w.others) > 0 {
+		// Pods of another incarnation of this name (or someone else's): their
+		// At is gone, so their finalizer goes too, once a fresh read confirms
+		// that this At is the current one.
+		d.Release = w.others
+		d.Confirm = true
+	}
+	if d.Status.Phase.Finished() {
+		w.finished(&d, now)
+		return d
+	}
+
+	scheduled, err := scheduler.ParseSchedule(at.Spec.Schedule, ptr.Deref(at.Spec.TimeZone, ""))
+	if err != nil {
+		phase := d.Status.Phase
+		if phase == "" {
+			phase = cnatv1beta1.PhasePending
+		}
+		setPhase(d.Status, at, now, phase, cnatv1beta1.ReasonInvalidSpec, err.Error())
+		d.InvalidSpec = err
+		return d
+	}
+	d.ScheduledTime = scheduled
+	// Derived from the spec every time, never read back from the status: a
+	// status the controller did not get to write must not be needed.
+	d.Status.ScheduledTime = timestamp(scheduled)
+
+	latest := w.latestAttempt()
+	if latest == 0 {
+		w.notStarted(&d, now, scheduled)
+		return d
+	}
+	pod := w.mine[latest]
+	if pod == nil {
+		// The status records an attempt whose Pod is gone although its
+		// outcome was never recorded: the tracking finalizer was taken off by
+		// hand, or the cache lags (hence Confirm). Whatever ran, it is not
+		// run again.
+		d.Confirm = true
+		d.Status.Attempts = latest
+		d.Status.PodName = apply.PodName(at, latest)
+		message := fmt.Sprintf("Pod %s was deleted before its outcome was recorded; it is not run again", d.Status.PodName)
+		w.finish(&d, now, cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonPodDeleted, message, podResult{})
+		return d
+	}
+	w.follow(&d, now, latest, pod)
+	return d
+}
+
+// world is one At and its Pods, sorted.
+type world struct {
+	at *cnatv1beta1.At
+	// mine are the Pods made for this At incarnation, by attempt: controlled
+	// by its UID and named as its attempt's Pod.
+	mine map[int32]*corev1.Pod
+	// others are the Pods with the At's name that are not this incarnation's
+	// and still carry the tracking finalizer.
+	others []*corev1.Pod
+}
+
+func newWorld(at *cnatv1beta1.At, pods []corev1.Pod) world {
+	w := world{at: at, mine: map[int32]*corev1.Pod{}}
+	for i := range pods {
+		pod := &pods[i]
+		attempt, ok := attemptOf(pod)
+		if ref := metav1.GetControllerOf(pod); ok && ref != nil && ref.UID == at.UID && pod.Name == apply.PodName(at, attempt) {
+			w.mine[attempt] = pod
+			continue
+		}
+		if tracked(pod) {
+			w.others = append(w.others, pod)
+		}
+	}
+	return w
+}
+
+// latestAttempt is the highest attempt this incarnation is known to have
+// started: recorded in its status, or with a Pod of its own. The Pods win
+// when the controller stopped between creating a Pod and recording it; the
+// status wins when a recorded Pod vanished, so that its attempt is never
+// started again.
+func (w world) latestAttempt() int32 {
+	latest := w.at.Status.Attempts
+	for attempt := range w.mine {
+		latest = max(latest, attempt)
+	}
+	return latest
+}
+
+// notStarted decides for an At that has started no attempt: wait for its
+// time, hold it while suspended, miss it past its deadline, or start it.
+func (w world) notStarted(d *Decision, now, scheduled time.Time) {
+	plan := scheduler.Plan{
+		ScheduledTime:           scheduled,
+		StartingDeadlineSeconds: w.at.Spec.StartingDeadlineSeconds,
+		Suspend:                 ptr.Deref(w.at.Spec.Suspend, false),
+	}
+	when := scheduled.UTC().Format(time.RFC3339)
+	switch decision := plan.Decide(now); decision.Action {
+	case scheduler.Wait:
+		setPhase(d.Status, w.at, now, cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, "Runs at "+when)
+		d.Until = scheduled
+	case scheduler.Suspended:
+		setPhase(d.Status, w.at, now, cnatv1beta1.PhasePending, cnatv1beta1.ReasonSuspended, "Suspended; scheduled for "+when)
+	case scheduler.Miss:
+		w.finish(d, now, cnatv1beta1.PhaseMissed, cnatv1beta1.ReasonMissed, fmt.Sprintf(
+			"Not run: scheduled for %s, its starting deadline of %ds had passed at %s",
+			when, *w.at.Spec.StartingDeadlineSeconds, now.UTC().Format(time.RFC3339)), podResult{})
+	default:
+		w.start(d, now, 1)
+	}
+}
+
+// start decides to create the Pod of attempt, and the status that reports it.
+func (w world) start(d *Decision, now time.Time, attempt int32) {
+	d.Action = CreatePod
+	d.Attempt = attempt
+	d.Confirm = true
+	d.Status.Attempts = attempt
+	d.Status.PodName = apply.PodName(w.at, attempt)
+	if d.Status.StartTime == nil {
+		d.Status.StartTime = timestamp(now)
+	}
+	setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, w.runningMessage(attempt))
+}
+
+// follow decides for an At whose latest attempt has a Pod: report it while it
+// waits or runs, record how it ended, retry it after its backoff.
+func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod) {
+	d.Status.Attempts = latest
+	d.Status.PodName = pod.Name
+	if d.Status.StartTime == nil {
+		first := pod
+		if p := w.mine[1]; p != nil {
+			first = p
+		}
+		d.Status.StartTime = timestamp(first.CreationTimestamp.Time)
+	}
+	// The attempts before the latest ended in failures the status has
+	// already accounted for (a later attempt was started): their Pods may go.
+	for attempt, p := range w.mine {
+		if attempt < latest && tracked(p) {
+			d.Release = append(d.Release, p)
+		}
+	}
+
+	result := readPod(pod)
+	switch result.state {
+	case podWaiting:
+		reason, message := cnatv1beta1.ReasonRunning, w.runningMessage(latest)
+		if result.reason != "" {
+			reason = cnatv1beta1.ReasonPodPending
+			message = fmt.Sprintf("Pod %s of attempt %d is not running: %s", pod.Name, latest, result.reason)
+			if result.message != "" {
+				message += ": " + result.message
+			}
+		}
+		setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, reason, message)
+	case podRunning:
+		setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, w.runningMessage(latest))
+	case podSucceeded:
+		message := "The command exited 0"
+		if result.message != "" {
+			message += ": " + result.message
+		}
+		w.finish(d, now, cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, message, result)
+	case podDeleted:
+		w.finish(d, now, cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonPodDeleted,
+			fmt.Sprintf("Pod %s was deleted before it finished; it is not run again", pod.Name), result)
+	case podFailed:
+		w.failed(d, now, latest, pod, result)
+	}
+}
+
+// failed decides for an attempt that failed: retry it after its backoff if
+// the backoff limit allows, hold the retry while the At is suspended, fail
+// the At otherwise.
+func (w world) failed(d *Decision, now time.Time, attempt int32, pod *corev1.Pod, result podResult) {
+	failure := describeFailure(pod.Name, result)
+	limit := ptr.Deref(w.at.Spec.BackoffLimit, 0)
+	if attempt > limit {
+		reason := cnatv1beta1.ReasonError
+		switch {
+		case result.reason == cnatv1beta1.ReasonDeadlineExceeded:
+			reason = cnatv1beta1.ReasonDeadlineExceeded
+		case limit > 0:
+			reason = cnatv1beta1.ReasonBackoffLimitExceeded
+			failure = fmt.Sprintf("%s; no retry left after %d attempts", failure, attempt)
+		}
+		w.finish(d, now, cnatv1beta1.PhaseFailed, reason, failure, result)
+		return
+	}
+	d.Status.ExitCode = result.exitCode
+	// The failed Pod keeps its finalizer until the next attempt's Pod
+	// exists: its finishing time is what the backoff counts from.
+	retryAt := result.finishedAt.Add(scheduler.RetryDelay(attempt))
+	next := fmt.Sprintf("attempt %d of %d", attempt+1, limit+1)
+	switch {
+	case ptr.Deref(w.at.Spec.Suspend, false):
+		setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonSuspended,
+			fmt.Sprintf("%s; suspended: %s starts once the At is resumed", failure, next))
+	case now.Before(retryAt):
+		setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRetrying,
+			fmt.Sprintf("%s; %s starts at %s", failure, next, retryAt.UTC().Format(time.RFC3339)))
+		d.Until = retryAt
+	default:
+		w.start(d, now, attempt+1)
+	}
+}
+
+// finish records a terminal phase, then finished decides what follows.
+func (w world) finish(d *Decision, now time.Time, phase cnatv1beta1.Phase, reason, message string, result podResult) {
+	if result.exitCode != nil {
+		d.Status.ExitCode = result.exitCode
+	}
+	completion := now
+	if !result.finishedAt.IsZero() {
+		completion = result.finishedAt
+	}
+	d.Status.CompletionTime = timestamp(completion)
+	setPhase(d.Status, w.at, now, phase, reason, message)
+	w.finished(d, now)
+}
+
+// finished decides for a finished At: every Pod it still tracks may go once
+// the status is written, its conditions describe its current generation,
+// and it is deleted once its TTL is up.
+func (w world) finished(d *Decision, now time.Time) {
+	d.Action = Nothing
+	d.Attempt = 0
+	d.Release = append([]*corev1.Pod(nil), w.others...)
+	for _, p := range w.mine {
+		if tracked(p) {
+			d.Release = append(d.Release, p)
+		}
+	}
+	// A finished At is what it is, whatever was edited since, and kstatus
+	// reads a stale observedGeneration as "in progress".
+	for i := range d.Status.Conditions {
+		d.Status.Conditions[i].ObservedGeneration = w.at.Generation
+	}
+	ttl := w.at.Spec.TTLSecondsAfterFinished
+	if ttl == nil || d.Status.CompletionTime == nil {
+		return
+	}
+	expiry := d.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second)
+	if now.Before(expiry) {
+		d.Until = expiry
+		return
+	}
+	d.Action = DeleteAt
+}
+
+func (w world) runningMessage(attempt int32) string {
+	return fmt.Sprintf("Pod %s runs attempt %d of %d", apply.PodName(w.at, attempt), attempt, ptr.Deref(w.at.Spec.BackoffLimit, 0)+1)
+}
+
+// trackedPods are the pods that carry the tracking finalizer.
+func trackedPods(pods []corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range pods {
+		if tracked(&pods[i]) {
+			out = append(out, &pods[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,391 @@
+package lifecycle_test
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/lifecycle"
+)
+
+var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+
+const (
+	uid    = types.UID("7f3c1a52-0d4e-4b8e-9a43-2c1f5e6d7a80")
+	oldUID = types.UID("0b9d4e11-5a6f-4c3e-8d2b-1e0f9a8b7c6d")
+)
+
+// newAt is an At due at t0, changed by edits.
+func newAt(edits ...func(*cnatv1beta1.At)) *cnatv1beta1.At {
+	at := &cnatv1beta1.At{
+		ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "ns", UID: uid, Generation: 1},
+		Spec:       cnatv1beta1.AtSpec{Schedule: t0.Format(time.RFC3339), Command: "echo hi"},
+	}
+	for _, edit := range edits {
+		edit(at)
+	}
+	return at
+}
+
+func backoffLimit(n int32) func(*cnatv1beta1.At) {
+	return func(at *cnatv1beta1.At) { at.Spec.BackoffLimit = ptr.To(n) }
+}
+
+func recorded(phase cnatv1beta1.Phase, attempts int32) func(*cnatv1beta1.At) {
+	return func(at *cnatv1beta1.At) { at.Status.Phase, at.Status.Attempts = phase, attempts }
+}
+
+// podOf is the Pod cnat creates for attempt of at, created at created,
+// changed by edits.
+func podOf(t *testing.T, at *cnatv1beta1.At, attempt int32, created time.Time, edits ...func(*corev1.Pod)) corev1.Pod {
+	t.Helper()
+	pod, err := apply.NewPod(at, attempt, t0, apply.PodOptions{DefaultImage: "busybox"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.CreationTimestamp = metav1.NewTime(created)
+	for _, edit := range edits {
+		edit(pod)
+	}
+	return *pod
+}
+
+func exited(code int32, at time.Time) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		phase := corev1.PodSucceeded
+		if code != 0 {
+			phase = corev1.PodFailed
+		}
+		p.Status = corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
+			Name:  p.Spec.Containers[0].Name,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.NewTime(at)}},
+		}}}
+	}
+}
+
+func running(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }
+
+func deletedAt(at time.Time) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.DeletionTimestamp = ptr.To(metav1.NewTime(at.Add(30 * time.Second)))
+		p.DeletionGracePeriodSeconds = ptr.To[int64](30)
+	}
+}
+
+func released(p *corev1.Pod) { p.Finalizers = nil }
+
+// outcome is what a test compares of a decision.
+type outcome struct {
+	Action   lifecycle.Action
+	Attempt  int32
+	Phase    cnatv1beta1.Phase
+	Reason   string
+	Attempts int32
+	ExitCode *int32
+	Until    time.Time
+	Confirm  bool
+	Release  []string
+}
+
+func outcomeOf(d lifecycle.Decision) outcome {
+	o := outcome{Action: d.Action, Attempt: d.Attempt, Until: d.Until, Confirm: d.Confirm}
+	if d.Status != nil {
+		o.Phase, o.Reason, o.Attempts, o.ExitCode = d.Status.Phase, d.Status.Reason, d.Status.Attempts, d.Status.ExitCode
+	}
+	for _, p := range d.Release {
+		o.Release = append(o.Release, p.Name)
+	}
+	return o
+}
+
+func TestDecide(t *testing.T) {
+	at := newAt()
+	name1, name2 := apply.PodName(at, 1), apply.PodName(at, 2)
+	failedAlone := func(p *corev1.Pod) { p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu"} }
+	oldAt := newAt(func(a *cnatv1beta1.At) { a.UID = oldUID })
+
+	tests := []struct {
+		name string
+		at   *cnatv1beta1.At
+		pods func(t *testing.T) []corev1.Pod
+		now  time.Time
+		want outcome
+	}{
+		{
+			name: "not due yet: wait for the schedule",
+			at:   newAt(), now: t0.Add(-time.Hour),
+			want: outcome{Phase: cnatv1beta1.PhasePending, Reason: cnatv1beta1.ReasonScheduled, Until: t0},
+		},
+		{
+			name: "due: create the first Pod, confirmed",
+			at:   newAt(), now: t0,
+			want: outcome{Action: lifecycle.CreatePod, Attempt: 1, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1, Confirm: true},
+		},
+		{
+			name: "a starting deadline of 0 is kept by a wake-up within the second",
+			at:   newAt(func(a *cnatv1beta1.At) { a.Spec.StartingDeadlineSeconds = ptr.To[int64](0) }), now: t0.Add(10 * time.Millisecond),
+			want: outcome{Action: lifecycle.CreatePod, Attempt: 1, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1, Confirm: true},
+		},
+		{
+			name: "a deadline above what a Duration holds does not overflow into a miss",
+			at:   newAt(func(a *cnatv1beta1.At) { a.Spec.StartingDeadlineSeconds = ptr.To[int64](9_300_000_000) }), now: t0.Add(time.Hour),
+			want: outcome{Action: lifecycle.CreatePod, Attempt: 1, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1, Confirm: true},
+		},
+		{
+			name: "Pod created, status not written: adopted, not created again",
+			at:   newAt(),
+			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0)} },
+			now:  t0.Add(time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1},
+		},
+		{
+			name: "a recorded attempt whose Pod vanished is reported, never run again",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			now:  t0.Add(time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, Confirm: true},
+		},
+		{
+			name: "Pod deleted while it ran, then killed: PodDeleted, not retried",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(t *testing.T) []corev1.Pod {
+				return []corev1.Pod{podOf(t, at, 1, t0, deletedAt(t0.Add(time.Minute)), exited(137, t0.Add(time.Minute+2*time.Second)))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
+		},
+		{
+			name: "a Pod that failed, then was deleted by a janitor, is retried after its backoff",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(t *testing.T) []corev1.Pod {
+				return []corev1.Pod{podOf(t, at, 1, t0, exited(1, t0.Add(time.Second)), deletedAt(t0.Add(5*time.Second)))}
+			},
+			now:  t0.Add(6 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(11 * time.Second)},
+		},
+		{
+			name: "failed without any container finishing: the retry counts from the Pod, not from now",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
+			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0, failedAlone)} },
+			now:  t0.Add(9 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, Until: t0.Add(10 * time.Second)},
+		},
+		{
+			name: "failed without any container finishing, looked at later: same retry time",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
+			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0, failedAlone)} },
+			now:  t0.Add(10 * time.Second),
+			want: outcome{Action: lifecycle.CreatePod, Attempt: 2, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 2, Confirm: true},
+		},
+		{
+			name: "suspended between retries: the retry waits for the resume",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1), func(a *cnatv1beta1.At) { a.Spec.Suspend = ptr.To(true) }),
+			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0, exited(2, t0))} },
+			now:  t0.Add(time.Hour),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonSuspended, Attempts: 1, ExitCode: ptr.To[int32](2)},
+		},
+		{
+			name: "the next attempt runs: the failed one's Pod may go",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 2), backoffLimit(1)),
+			pods: func(t *testing.T) []corev1.Pod {
+				return []corev1.Pod{podOf(t, at, 1, t0, exited(2, t0)), podOf(t, at, 2, t0.Add(10*time.Second), running)}
+			},
+			now:  t0.Add(11 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 2, Release: []string{name1}},
+		},
+		{
+			name: "the last attempt failed: Failed, every Pod released",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 2), backoffLimit(1)),
+			pods: func(t *testing.T) []corev1.Pod {
+				return []corev1.Pod{podOf(t, at, 1, t0, exited(2, t0), released), podOf(t, at, 2, t0.Add(10*time.Second), exited(3, t0.Add(12*time.Second)))}
+			},
+			now:  t0.Add(13 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonBackoffLimitExceeded, Attempts: 2, ExitCode: ptr.To[int32](3), Release: []string{name2}},
+		},
+		{
+			name: "a Pod that cannot pull its image: the At says why it is not running",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1)),
+			pods: func(t *testing.T) []corev1.Pod {
+				return []corev1.Pod{podOf(t, at, 1, t0, func(p *corev1.Pod) {
+					p.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+						Name: "command", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull"}},
+					}}}
+				})}
+			},
+			now:  t0.Add(time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonPodPending, Attempts: 1},
+		},
+		{
+			name: "re-created At: the old incarnation's finished Pod is neither adopted nor reported; the new one runs",
+			at:   newAt(),
+			pods: func(t *testing.T) []corev1.Pod {
+				return []corev1.Pod{podOf(t, oldAt, 1, t0.Add(-time.Hour), exited(0, t0))}
+			},
+			now:  t0,
+			want: outcome{Action: lifecycle.CreatePod, Attempt: 1, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1, Confirm: true, Release: []string{apply.PodName(oldAt, 1)}},
+		},
+		{
+			name: "orphaned Pod of the old incarnation (no owner left): released, not adopted",
+			at:   newAt(func(a *cnatv1beta1.At) { a.Spec.Schedule = t0.Add(time.Hour).Format(time.RFC3339) }),
+			pods: func(t *testing.T) []corev1.Pod {
+				return []corev1.Pod{podOf(t, oldAt, 1, t0.Add(-time.Hour), func(p *corev1.Pod) { p.OwnerReferences = nil })}
+			},
+			now:  t0,
+			want: outcome{Phase: cnatv1beta1.PhasePending, Reason: cnatv1beta1.ReasonScheduled, Until: t0.Add(time.Hour), Confirm: true, Release: []string{apply.PodName(oldAt, 1)}},
+		},
+		{
+			name: "someone else's Pod with the name is not adopted",
+			at:   newAt(),
+			pods: func(t *testing.T) []corev1.Pod {
+				return []corev1.Pod{podOf(t, at, 1, t0, released, exited(0, t0), func(p *corev1.Pod) { p.OwnerReferences = nil })}
+			},
+			now:  t0,
+			want: outcome{Action: lifecycle.CreatePod, Attempt: 1, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1, Confirm: true},
+		},
+		{
+			name: "finished: the status is final, its Pods released, deleted once the TTL is up",
+			at: newAt(recorded(cnatv1beta1.PhaseSucceeded, 1), func(a *cnatv1beta1.At) {
+				a.Status.CompletionTime = ptr.To(metav1.NewTime(t0))
+				a.Spec.TTLSecondsAfterFinished = ptr.To[int32](60)
+			}),
+			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0, exited(0, t0))} },
+			now:  t0.Add(time.Minute),
+			want: outcome{Action: lifecycle.DeleteAt, Phase: cnatv1beta1.PhaseSucceeded, Attempts: 1, Release: []string{name1}},
+		},
+		{
+			name: "no At: its Pods are released, confirmed",
+			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0, running)} },
+			now:  t0,
+			want: outcome{Confirm: true, Release: []string{name1}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var pods []corev1.Pod
+			if tc.pods != nil {
+				pods = tc.pods(t)
+			}
+			got := outcomeOf(lifecycle.Decide(tc.at, pods, tc.now))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDecideMessages checks what the At says in the cases where the words
+// matter: why a Pod is not running, and that a foreign Pod is never named
+// as the At's.
+func TestDecideMessages(t *testing.T) {
+	at := newAt(recorded(cnatv1beta1.PhaseRunning, 1))
+	pod := podOf(t, at, 1, t0, func(p *corev1.Pod) {
+		p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available",
+		}}}
+	})
+	d := lifecycle.Decide(at, []corev1.Pod{pod}, t0.Add(time.Second))
+	want := "Pod " + pod.Name + " of attempt 1 is not running: Unschedulable: 0/3 nodes are available"
+	if d.Status.Message != want {
+		t.Errorf("message = %q, want %q", d.Status.Message, want)
+	}
+}
+
+// TestConditionsMatchREADME reads the README's table of phases and
+// conditions and checks it row by row, reason by reason, against
+// Conditions: the table is the function.
+func TestConditionsMatchREADME(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var header []string
+	rows := 0
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		cells := tableCells(scanner.Text())
+		if len(cells) == 0 {
+			header = nil
+			continue
+		}
+		if cells[0] == "phase" && len(cells) == 7 {
+			header = cells
+			continue
+		}
+		if header == nil || strings.HasPrefix(cells[0], "---") {
+			continue
+		}
+		phase := cnatv1beta1.Phase(cells[0])
+		for _, reason := range strings.Split(cells[6], ",") {
+			reason = strings.Trim(strings.TrimSpace(reason), "`")
+			want := map[string]metav1.ConditionStatus{}
+			for i, conditionType := range header[1:6] {
+				if v := cells[i+1]; v != "–" {
+					want[strings.Trim(conditionType, "`")] = metav1.ConditionStatus(v)
+				}
+			}
+			if diff := cmp.Diff(want, lifecycle.Conditions(phase, reason)); diff != "" {
+				t.Errorf("README row %s/%s differs from Conditions (-README +Conditions):\n%s", phase, reason, diff)
+			}
+			rows++
+		}
+	}
+	if rows < 10 {
+		t.Fatalf("found %d phase/reason rows in the README's table; is the table still there?", rows)
+	}
+}
+
+func tableCells(line string) []string {
+	line = strings.TrimSpace(line)
+	if !strings.HasPrefix(line, "|") {
+		return nil
+	}
+	var cells []string
+	for _, c := range strings.Split(strings.Trim(line, "|"), "|") {
+		cells = append(cells, strings.TrimSpace(c))
+	}
+	return cells
+}
+
+func TestEvents(t *testing.T) {
+	st := func(phase cnatv1beta1.Phase, reason string, attempts int32) *cnatv1beta1.AtStatus {
+		return &cnatv1beta1.AtStatus{Phase: phase, Reason: reason, Attempts: attempts, Message: "m"}
+	}
+	tests := []struct {
+		name          string
+		before, after *cnatv1beta1.AtStatus
+		want          []string
+	}{
+		{"first look", st("", "", 0), st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, 0), []string{"Normal Scheduled"}},
+		{"started", st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, 0), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), []string{"Normal Started"}},
+		{"unchanged", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), nil},
+		{"retrying", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRetrying, 1), []string{"Warning Retrying"}},
+		{"retry started", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRetrying, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 2), []string{"Normal Started"}},
+		{"not running", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonPodPending, 1), []string{"Warning PodPending"}},
+		{"succeeded", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, 1), []string{"Normal Succeeded"}},
+		{"failed", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonError, 1), []string{"Warning Failed"}},
+		{"missed", st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, 0), st(cnatv1beta1.PhaseMissed, cnatv1beta1.ReasonMissed, 0), []string{"Warning Missed"}},
+		{"finished twice is announced once", st(cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, 1), st(cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, 1), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, e := range lifecycle.Events(tc.before, tc.after) {
+				got = append(got, e.Type+" "+e.Reason)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,498 @@
+package lifecycle_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/lifecycle"
+)
+
+// The model-based test plays an API server, a kubelet, users, a janitor
+// and a crashing controller against Decide, in random order, and checks
+// after every step the invariants cnat promises, from the model API
+// server's records alone (every Pod ever created, every status ever
+// stored), never from what the controller believes:
+//
+//   - never two Pods for one attempt of one At incarnation;
+//   - never more attempts than backoffLimit+1 allowed;
+//   - a terminal phase never changes;
+//   - a Pod leaves the API server only once the status of its At records
+//     its attempt's outcome, or once its At is gone;
+//   - no Pod of another incarnation, or not cnat's, is adopted, changed
+//     or reported;
+//   - a reported outcome is that of a Pod of the At's own.
+//
+// The controller decides on a cache that may lag any number of steps
+// behind, confirms with fresh reads when Decide asks, and carries the
+// decision out in Reconcile's order (create, status, release, delete);
+// it may crash between any two of those writes or have one refused.
+
+// modelWorld is the model API server and the history it keeps.
+type modelWorld struct {
+	t   *testing.T
+	rnd *rand.Rand
+	now time.Time
+
+	at   *cnatv1beta1.At // nil: no At of that name
+	rv   int             // resourceVersion of at
+	pods map[string]*corev1.Pod
+
+	// cache is what the controller's informers show: a snapshot taken at
+	// some earlier step.
+	cacheAt   *cnatv1beta1.At
+	cachePods []corev1.Pod
+
+	uids     int
+	limits   map[types.UID]int32             // the highest backoffLimit each incarnation had
+	created  map[types.UID]map[int32]int     // Pods created, by incarnation and attempt
+	terminal map[types.UID]cnatv1beta1.Phase // the first terminal phase each incarnation reached
+	gone     map[types.UID]bool              // incarnations deleted
+	// killed is, by incarnation, the first attempt whose Pod was deleted by
+	// someone before it finished: no later attempt may start.
+	killed    map[types.UID]int32
+	steps     int
+	creations int
+	// faults turns crashes, refused writes and refused Pods on.
+	faults bool
+	opts   apply.PodOptions
+}
+
+const (
+	modelNamespace = "model"
+	modelName      = "job"
+)
+
+var modelStart = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+
+func newModelWorld(t *testing.T, seed uint64) *modelWorld {
+	w := &modelWorld{
+		t:        t,
+		rnd:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		now:      modelStart,
+		pods:     map[string]*corev1.Pod{},
+		limits:   map[types.UID]int32{},
+		created:  map[types.UID]map[int32]int{},
+		terminal: map[types.UID]cnatv1beta1.Phase{},
+		gone:     map[types.UID]bool{},
+		killed:   map[types.UID]int32{},
+		opts:     apply.PodOptions{DefaultImage: "busybox"},
+		faults:   true,
+	}
+	w.createAt()
+	w.refreshCache()
+	return w
+}
+
+func (w *modelWorld) createAt() {
+	w.uids++
+	uid := types.UID(fmt.Sprintf("%08x-0000-4000-8000-%012d", w.uids*2654435761%0xffffffff, w.uids))
+	spec := cnatv1beta1.AtSpec{
+		Schedule: modelStart.Add(time.Duration(w.rnd.IntN(60)) * time.Second).Format(time.RFC3339),
+		Command:  fmt.Sprintf("echo run-%d", w.uids),
+	}
+	if w.rnd.IntN(2) == 0 {
+		spec.BackoffLimit = ptr.To(int32(w.rnd.IntN(4)))
+	}
+	if w.rnd.IntN(4) == 0 {
+		spec.StartingDeadlineSeconds = ptr.To(int64(w.rnd.IntN(120)))
+	}
+	if w.rnd.IntN(4) == 0 {
+		spec.TTLSecondsAfterFinished = ptr.To(int32(w.rnd.IntN(60)))
+	}
+	w.at = &cnatv1beta1.At{
+		ObjectMeta: metav1.ObjectMeta{Name: modelName, Namespace: modelNamespace, UID: uid, Generation: 1},
+		Spec:       spec,
+	}
+	w.bump()
+	w.limits[uid] = ptr.Deref(spec.BackoffLimit, 0)
+}
+
+func (w *modelWorld) bump() {
+	w.rv++
+	w.at.ResourceVersion = fmt.Sprint(w.rv)
+}
+
+func (w *modelWorld) refreshCache() {
+	w.cacheAt = nil
+	if w.at != nil {
+		w.cacheAt = w.at.DeepCopy()
+	}
+	w.cachePods = w.listPods()
+}
+
+func (w *modelWorld) listPods() []corev1.Pod {
+	out := make([]corev1.Pod, 0, len(w.pods))
+	for _, p := range w.pods {
+		out = append(out, *p.DeepCopy())
+	}
+	return out
+}
+
+// reconcile is one run of the controller: decide on the cache, confirm
+// when asked, then create, write status, release and delete in
+// Reconcile's order, stopping after a crash or a refused write.
+func (w *modelWorld) reconcile() {
+	d := lifecycle.Decide(w.cacheAt, w.cachePods, w.now)
+	at := w.cacheAt
+	if d.Confirm {
+		at = nil
+		if w.at != nil {
+			at = w.at.DeepCopy()
+		}
+		d = lifecycle.Decide(at, w.listPods(), w.now)
+	}
+	crash := func() bool { return w.faults && w.rnd.IntN(8) == 0 }
+	status := d.Status
+	if d.Action == lifecycle.CreatePod {
+		pod, err := apply.NewPod(at, d.Attempt, d.ScheduledTime, w.opts)
+		if err != nil {
+			w.t.Fatalf("rendering the Pod: %v", err)
+		}
+		switch existing := w.pods[pod.Name]; {
+		case w.faults && w.rnd.IntN(10) == 0:
+			status = lifecycle.NotCreated(at, d, w.now, cnatv1beta1.ReasonPodForbidden, "forbidden by a quota")
+		case existing != nil && !metav1.IsControlledBy(existing, at):
+			status = lifecycle.NotCreated(at, d, w.now, cnatv1beta1.ReasonPodNameTaken, "taken")
+		case existing == nil:
+			if w.at == nil || w.at.UID != at.UID {
+				// The API server's garbage collector would delete a Pod whose
+				// owner is gone; the model creates it with a deletion timestamp.
+				pod.DeletionTimestamp = ptr.To(metav1.NewTime(w.now))
+			}
+			pod.CreationTimestamp = metav1.NewTime(w.now)
+			pod.UID = types.UID(fmt.Sprintf("pod-%d", w.creations))
+			w.creations++
+			w.pods[pod.Name] = pod
+			if w.created[at.UID] == nil {
+				w.created[at.UID] = map[int32]int{}
+			}
+			w.created[at.UID][d.Attempt]++
+		}
+		if crash() {
+			return
+		}
+	}
+	if status != nil {
+		if w.at == nil || w.at.UID != at.UID || w.at.ResourceVersion != at.ResourceVersion || crash() {
+			return // conflict, or a write that failed
+		}
+		w.at.Status = *status.DeepCopy()
+		w.bump()
+	}
+	for _, p := range d.Release {
+		if crash() {
+			return
+		}
+		live := w.pods[p.Name]
+		if live == nil || live.UID != p.UID {
+			continue
+		}
+		w.checkRelease(live)
+		live.Finalizers = nil
+		if live.DeletionTimestamp != nil {
+			delete(w.pods, live.Name)
+		}
+	}
+	if d.Action == lifecycle.DeleteAt && w.at != nil && w.at.UID == at.UID {
+		w.deleteAt(false)
+	}
+}
+
+// checkRelease fails the test when a Pod's finalizer goes before its
+// outcome is recorded.
+func (w *modelWorld) checkRelease(pod *corev1.Pod) {
+	uid := podIncarnation(pod)
+	if w.at == nil || w.at.UID != uid {
+		return // its At is gone: nobody to record for
+	}
+	attempt := podAttempt(pod)
+	st := w.at.Status
+	if st.Attempts < attempt || (st.Attempts == attempt && !st.Phase.Finished()) {
+		w.t.Fatalf("step %d: Pod %s released while the At's status (attempts %d, phase %s) does not record its outcome",
+			w.steps, pod.Name, st.Attempts, st.Phase)
+	}
+}
+
+func podIncarnation(pod *corev1.Pod) types.UID {
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		return ref.UID
+	}
+	return types.UID(pod.Labels[cnatv1beta1.LabelAtUID])
+}
+
+func podAttempt(pod *corev1.Pod) int32 {
+	var n int32
+	_, _ = fmt.Sscan(pod.Labels[cnatv1beta1.LabelAttempt], &n)
+	return n
+}
+
+// deleteAt deletes the At, its Pods deleted by the garbage collector or,
+// with orphan, left without owner.
+func (w *modelWorld) deleteAt(orphan bool) {
+	uid := w.at.UID
+	w.gone[uid] = true
+	w.at = nil
+	for _, p := range w.pods {
+		if podIncarnation(p) != uid {
+			continue
+		}
+		if orphan {
+			p.OwnerReferences = nil
+			continue
+		}
+		w.deletePod(p)
+	}
+}
+
+func (w *modelWorld) deletePod(p *corev1.Pod) {
+	if p.DeletionTimestamp != nil {
+		return
+	}
+	if len(p.Finalizers) == 0 {
+		delete(w.pods, p.Name)
+		return
+	}
+	p.DeletionTimestamp = ptr.To(metav1.NewTime(w.now))
+	p.DeletionGracePeriodSeconds = ptr.To[int64](0)
+}
+
+// randomPod is one of the Pods, or nil.
+func (w *modelWorld) randomPod() *corev1.Pod {
+	if len(w.pods) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(w.pods))
+	for n := range w.pods {
+		names = append(names, n)
+	}
+	// Map order is random, and not w.rnd's: sorted, a seed replays a history.
+	slices.Sort(names)
+	return w.pods[names[w.rnd.IntN(len(names))]]
+}
+
+// step is one random event.
+func (w *modelWorld) step() string {
+	w.steps++
+	switch n := w.rnd.IntN(100); {
+	case n < 30:
+		w.reconcile()
+		return "reconcile"
+	case n < 40:
+		w.refreshCache()
+		return "cache catches up"
+	case n < 45:
+		w.refreshCache() // a restarted controller starts with a fresh cache
+		w.reconcile()
+		return "controller restarted"
+	case n < 55:
+		w.now = w.now.Add(time.Duration(w.rnd.IntN(30000)) * time.Millisecond)
+		return "time passes"
+	case n < 75:
+		return w.kubelet()
+	case n < 82:
+		if p := w.randomPod(); p != nil {
+			uid := podIncarnation(p)
+			if finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed; !finished && p.DeletionTimestamp == nil && w.killed[uid] == 0 {
+				w.killed[uid] = podAttempt(p)
+			}
+			w.deletePod(p)
+			return "Pod deleted"
+		}
+	case n < 86:
+		if w.at != nil {
+			w.at.Spec.Suspend = ptr.To(!ptr.Deref(w.at.Spec.Suspend, false))
+			w.at.Generation++
+			w.bump()
+			return "suspend toggled"
+		}
+	case n < 89:
+		if w.at != nil {
+			w.deleteAt(w.rnd.IntN(2) == 0)
+			return "At deleted"
+		}
+		w.createAt()
+		return "At created again"
+	case n < 91:
+		if w.at == nil {
+			w.createAt()
+			return "At created again"
+		}
+	case n < 92:
+		// Someone else's Pod with the name the next attempt would have.
+		if w.at != nil {
+			name := apply.PodName(w.at, w.at.Status.Attempts+1)
+			if w.pods[name] == nil {
+				w.pods[name] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+					Name: name, Namespace: modelNamespace, UID: "foreign",
+					Labels: map[string]string{cnatv1beta1.LabelAt: modelName},
+				}}
+				return "foreign Pod created"
+			}
+		}
+	default:
+		w.reconcile()
+		return "reconcile"
+	}
+	return "nothing"
+}
+
+// kubelet moves one Pod along: scheduled and running, finished, killed
+// because it was deleted, or failed without any container finishing.
+func (w *modelWorld) kubelet() string {
+	p := w.randomPod()
+	if p == nil || p.UID == "foreign" {
+		return "nothing"
+	}
+	at := metav1.NewTime(w.now)
+	terminated := func(code int32) {
+		phase := corev1.PodSucceeded
+		if code != 0 {
+			phase = corev1.PodFailed
+		}
+		p.Status = corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
+			Name:  p.Spec.Containers[0].Name,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: at}},
+		}}}
+	}
+	switch p.Status.Phase {
+	case "", corev1.PodPending:
+		switch {
+		case p.DeletionTimestamp != nil:
+			return "nothing"
+		case w.rnd.IntN(6) == 0:
+			p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu"}
+			return "Pod rejected by the kubelet"
+		case w.rnd.IntN(6) == 0:
+			p.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+				Name: p.Spec.Containers[0].Name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull"}},
+			}}}
+			return "Pod cannot pull its image"
+		}
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning}
+		return "Pod runs"
+	case corev1.PodRunning:
+		if p.DeletionTimestamp != nil {
+			terminated(137)
+			return "deleted Pod killed"
+		}
+		terminated(int32(w.rnd.IntN(2) * (1 + w.rnd.IntN(3))))
+		return "Pod finished"
+	}
+	return "nothing"
+}
+
+// check asserts the invariants on the model API server's records.
+func (w *modelWorld) check(history []string) {
+	fail := func(format string, args ...any) {
+		w.t.Helper()
+		w.t.Fatalf("step %d: %s\nhistory (last 30):\n  %s", w.steps, fmt.Sprintf(format, args...), strings.Join(last(history, 30), "\n  "))
+	}
+	for uid, attempts := range w.created {
+		for attempt, n := range attempts {
+			if n > 1 {
+				fail("attempt %d of %s has %d Pods", attempt, uid, n)
+			}
+			if attempt > w.limits[uid]+1 {
+				fail("attempt %d of %s exceeds backoffLimit %d", attempt, uid, w.limits[uid])
+			}
+			if k := w.killed[uid]; k > 0 && attempt > k {
+				fail("attempt %d of %s started after the Pod of attempt %d was deleted before it finished", attempt, uid, k)
+			}
+		}
+	}
+	if w.at == nil {
+		return
+	}
+	uid, st := w.at.UID, w.at.Status
+	if first, ok := w.terminal[uid]; ok && st.Phase != first {
+		fail("terminal phase %s of %s changed to %s", first, uid, st.Phase)
+	}
+	if st.Phase.Finished() {
+		w.terminal[uid] = st.Phase
+	}
+	if st.PodName != "" && !strings.HasPrefix(st.PodName, strings.TrimSuffix(apply.PodName(w.at, 0), "0")) {
+		fail("status reports Pod %s, not one of incarnation %s", st.PodName, uid)
+	}
+	if (st.Phase == cnatv1beta1.PhaseSucceeded) && w.created[uid][st.Attempts] == 0 {
+		fail("Succeeded though no Pod was created for attempt %d of %s", st.Attempts, uid)
+	}
+	for _, p := range w.pods {
+		if p.UID == "foreign" && (len(p.Finalizers) > 0 || len(p.OwnerReferences) > 0) {
+			fail("someone else's Pod %s was changed", p.Name)
+		}
+	}
+}
+
+func last(s []string, n int) []string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// settle lets the controller and the kubelet run without interference
+// until nothing changes: every live At must end up finished (or held by
+// its suspension, or waiting for a retry the test does not wait out), and
+// no Pod of a gone At may keep its finalizer.
+func (w *modelWorld) settle(history []string) {
+	if w.at != nil {
+		w.at.Spec.Suspend = nil
+		w.bump()
+	}
+	w.faults = false
+	for range 200 {
+		w.refreshCache()
+		w.reconcile()
+		w.kubelet()
+		w.now = w.now.Add(time.Minute)
+	}
+	w.refreshCache()
+	w.reconcile()
+	if w.at != nil && !w.at.Status.Phase.Finished() && w.at.Status.Reason != cnatv1beta1.ReasonPodNameTaken {
+		w.t.Fatalf("At %s never finished: %+v\nhistory:\n  %s", w.at.UID, w.at.Status, strings.Join(last(history, 30), "\n  "))
+	}
+	for _, p := range w.pods {
+		if len(p.Finalizers) > 0 && (w.at == nil || podIncarnation(p) != w.at.UID || w.at.Status.Phase.Finished()) {
+			w.t.Fatalf("Pod %s keeps its finalizer though its At is gone or finished", p.Name)
+		}
+	}
+	if w.at != nil {
+		for attempt := range w.created[w.at.UID] {
+			if attempt > w.at.Status.Attempts {
+				w.t.Fatalf("Pod of attempt %d was created but the status counts %d attempts", attempt, w.at.Status.Attempts)
+			}
+		}
+	}
+}
+
+func TestModel(t *testing.T) {
+	histories, steps := 3000, 80
+	if testing.Short() {
+		histories = 300
+	}
+	events, pods := 0, 0
+	for seed := range uint64(histories) {
+		w := newModelWorld(t, seed)
+		history := make([]string, 0, steps)
+		for range steps {
+			history = append(history, w.step())
+			w.check(history)
+		}
+		w.settle(history)
+		w.check(history)
+		events += w.steps
+		pods += w.creations
+	}
+	t.Logf("%d histories, %d random events, %d Pods created", histories, events, pods)
+}

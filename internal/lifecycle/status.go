@@ -1,0 +1,151 @@
+package lifecycle
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// conditionTypes are the conditions an At reports, in the README's order.
+var conditionTypes = []string{
+	cnatv1beta1.ConditionReady,
+	cnatv1beta1.ConditionReconciling,
+	cnatv1beta1.ConditionStalled,
+	cnatv1beta1.ConditionSucceeded,
+	cnatv1beta1.ConditionFailed,
+}
+
+// Conditions is the one place that says which conditions an At in phase,
+// for reason, carries and with which status; a type it leaves out is
+// removed. The README's table of phases and conditions is this function
+// (TestConditionsMatchREADME holds them together).
+func Conditions(phase cnatv1beta1.Phase, reason string) map[string]metav1.ConditionStatus {
+	const yes, no = metav1.ConditionTrue, metav1.ConditionFalse
+	switch phase {
+	case cnatv1beta1.PhasePending:
+		switch reason {
+		case cnatv1beta1.ReasonInvalidSpec:
+			return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: no, cnatv1beta1.ConditionStalled: yes}
+		case cnatv1beta1.ReasonPodForbidden, cnatv1beta1.ReasonPodNameTaken:
+			return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: no, cnatv1beta1.ConditionReconciling: yes}
+		}
+		return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: yes}
+	case cnatv1beta1.PhaseRunning:
+		return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: no, cnatv1beta1.ConditionReconciling: yes}
+	case cnatv1beta1.PhaseSucceeded:
+		return map[string]metav1.ConditionStatus{
+			cnatv1beta1.ConditionReady: yes, cnatv1beta1.ConditionSucceeded: yes, cnatv1beta1.ConditionFailed: no,
+		}
+	case cnatv1beta1.PhaseFailed:
+		return map[string]metav1.ConditionStatus{
+			cnatv1beta1.ConditionReady: no, cnatv1beta1.ConditionStalled: yes,
+			cnatv1beta1.ConditionSucceeded: no, cnatv1beta1.ConditionFailed: yes,
+		}
+	case cnatv1beta1.PhaseMissed:
+		return map[string]metav1.ConditionStatus{
+			cnatv1beta1.ConditionReady: no, cnatv1beta1.ConditionStalled: yes,
+			cnatv1beta1.ConditionSucceeded: no, cnatv1beta1.ConditionFailed: no,
+		}
+	}
+	return nil
+}
+
+// setPhase sets phase, reason and message, and the conditions that go with
+// them (Conditions), each with the At's generation and the reason and
+// message. A condition whose status does not change keeps its transition
+// time.
+func setPhase(st *cnatv1beta1.AtStatus, at *cnatv1beta1.At, now time.Time, phase cnatv1beta1.Phase, reason, message string) {
+	st.Phase, st.Reason, st.Message = phase, reason, message
+	want := Conditions(phase, reason)
+	for _, t := range conditionTypes {
+		status, ok := want[t]
+		if !ok {
+			meta.RemoveStatusCondition(&st.Conditions, t)
+			continue
+		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type:               t,
+			Status:             status,
+			Reason:             reason,
+			Message:            message,
+			ObservedGeneration: at.Generation,
+			LastTransitionTime: *timestamp(now),
+		})
+	}
+}
+
+// timestamp is a time as the API stores it: to the second.
+func timestamp(t time.Time) *metav1.Time {
+	return ptr.To(metav1.NewTime(t).Rfc3339Copy())
+}
+
+// Event is an Event to emit on the At once the status that reports it is
+// written.
+type Event struct {
+	Type, Reason, Note string
+}
+
+// Events are the Events that announce the change from the status before to
+// the status after: the schedule, a started attempt, a retry, a Pod that
+// does not start, a refusal, the outcome. Derived from the two statuses
+// alone, so a status written twice (after a failed write, by a restarted
+// controller) is announced once.
+func Events(before, after *cnatv1beta1.AtStatus) []Event {
+	if after == nil {
+		return nil
+	}
+	var events []Event
+	add := func(eventType, reason string) {
+		events = append(events, Event{Type: eventType, Reason: reason, Note: after.Message})
+	}
+	newReason := before.Reason != after.Reason || before.Attempts != after.Attempts
+	switch {
+	case after.Phase.Finished():
+		if before.Phase.Finished() {
+			return nil
+		}
+		eventType := corev1.EventTypeWarning
+		if after.Phase == cnatv1beta1.PhaseSucceeded {
+			eventType = corev1.EventTypeNormal
+		}
+		add(eventType, string(after.Phase))
+	case after.Reason == cnatv1beta1.ReasonInvalidSpec:
+		if before.Reason != after.Reason || before.Message != after.Message {
+			add(corev1.EventTypeWarning, after.Reason)
+		}
+	case after.Phase == cnatv1beta1.PhasePending && before.Phase == "":
+		add(corev1.EventTypeNormal, cnatv1beta1.ReasonScheduled)
+	case after.Phase == cnatv1beta1.PhaseRunning && before.Attempts != after.Attempts:
+		add(corev1.EventTypeNormal, cnatv1beta1.ReasonStarted)
+		if after.Reason == cnatv1beta1.ReasonPodPending {
+			add(corev1.EventTypeWarning, after.Reason)
+		}
+	case newReason && (after.Reason == cnatv1beta1.ReasonRetrying || after.Reason == cnatv1beta1.ReasonPodPending ||
+		after.Reason == cnatv1beta1.ReasonPodForbidden || after.Reason == cnatv1beta1.ReasonPodNameTaken):
+		add(corev1.EventTypeWarning, after.Reason)
+	}
+	return events
+}
+
+// NotCreated is the status of an At whose Pod the API server refused to
+// create, for reason (PodForbidden, PodNameTaken, InvalidSpec): the status
+// the At had, with the refusal as its reason and message. The attempt
+// counts as not started.
+func NotCreated(at *cnatv1beta1.At, d Decision, now time.Time, reason, message string) *cnatv1beta1.AtStatus {
+	st := at.Status.DeepCopy()
+	st.ObservedGeneration = at.Generation
+	if d.Status != nil {
+		st.ScheduledTime = d.Status.ScheduledTime
+	}
+	phase := st.Phase
+	if phase == "" {
+		phase = cnatv1beta1.PhasePending
+	}
+	setPhase(st, at, now, phase, reason, message)
+	return st
+}
