@@ -120,7 +120,7 @@ tools: ## Build the pinned tools into bin/ (skips what is already built).
 	hack/tools.sh
 
 .PHONY: cluster
-cluster: tools ## Start the embedded local cluster: simulated nodes, and a real node where the machine allows; kubeconfig in .local/kubeconfig.
+cluster: tools ## Start the embedded local cluster: a real node where the machine allows (the default for Pods), simulated nodes (opt-in; the default where no real node runs); kubeconfig in .local/kubeconfig.
 	hack/cluster-up.sh
 	hack/real-node-up.sh
 
@@ -134,7 +134,7 @@ install: cluster build ## Install the local overlay (CRD, RBAC, webhook configur
 	$(BIN)/cnatctl --kubeconfig $(LOCAL_KUBECONFIG) apply -k kustomize/overlays/local --name local --prune
 
 .PHONY: run
-run: install ## Run cnat on the local cluster with a sample At a few seconds ahead.
+run: install ## Run cnat on the local cluster with a sample At a few seconds ahead; shows its status and output, then what to try next.
 	hack/run-local.sh
 
 ##@ Benchmark

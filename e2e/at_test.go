@@ -87,6 +87,9 @@ func TestFailureWithExitCode(t *testing.T) {
 	g.Eventually(phaseOf(ns, "fails"), timeout).Should(Equal(cnatv1beta1.PhaseFailed))
 	at := get(g, ns, "fails")
 	g.Expect(at.Status.ExitCode).To(Equal(ptr.To[int32](3)))
+	pods := podsOf(g, ns, "fails")
+	g.Expect(pods).To(HaveLen(1))
+	expectOnTestNodes(g, pods[0], true)
 	g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonError))
 	g.Expect(meta.IsStatusConditionTrue(at.Status.Conditions, cnatv1beta1.ConditionFailed)).To(BeTrue())
 	g.Expect(meta.IsStatusConditionTrue(at.Status.Conditions, cnatv1beta1.ConditionStalled)).To(BeTrue())
@@ -144,22 +147,25 @@ func TestPodDeletedWhileRunning(t *testing.T) {
 	at := runs(ns, "victim", in(0), "sleep 300", 0, 300*time.Second)
 	at.Spec.BackoffLimit = ptr.To[int32](2)
 	g.Expect(admin.Create(context.Background(), at)).To(Succeed())
+	var victim corev1.Pod
 	g.Eventually(func(g Gomega) corev1.PodPhase {
 		pods := podsOf(g, ns, "victim")
 		g.Expect(pods).To(HaveLen(1))
-		return pods[0].Status.Phase
+		victim = pods[0]
+		return victim.Status.Phase
 	}, timeout).Should(Equal(corev1.PodRunning))
+	g.Expect(get(g, ns, "victim").Status.PodName).To(Equal(victim.Name))
 
-	g.Expect(admin.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "victim-1"}})).To(Succeed())
+	g.Expect(admin.Delete(context.Background(), &victim)).To(Succeed())
 	g.Eventually(phaseOf(ns, "victim"), timeout).Should(Equal(cnatv1beta1.PhaseFailed))
 	g.Expect(get(g, ns, "victim").Status.Reason).To(Equal(cnatv1beta1.ReasonPodDeleted))
 	g.Consistently(func(g Gomega) []string {
 		var names []string
 		for _, p := range podsOf(g, ns, "victim") {
-			names = append(names, p.Name) // victim-1 may still be terminating
+			names = append(names, p.Name) // the deleted Pod may still be terminating
 		}
 		return names
-	}, 3*time.Second).Should(Not(ContainElement(Not(Equal("victim-1")))), "not run again, even with retries left")
+	}, 3*time.Second).Should(Not(ContainElement(Not(Equal(victim.Name)))), "not run again, even with retries left")
 }
 
 func TestTTLAfterFinished(t *testing.T) {

@@ -114,7 +114,8 @@ func TestCnatctlDiffApplyPrune(t *testing.T) {
 	g.Expect(admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "bystander"}, &corev1.ConfigMap{})).To(Succeed(), "not the set's: kept")
 }
 
-// TestCnatctlAt is the everyday command: run this in two seconds.
+// TestCnatctlAt is the everyday command: run this in two seconds, then
+// read what it printed.
 func TestCnatctlAt(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
@@ -127,6 +128,17 @@ func TestCnatctlAt(t *testing.T) {
 	out, code = cnatctl(t, "get", "quick", "--namespace", ns)
 	g.Expect(code).To(Equal(0), out)
 	g.Expect(out).To(ContainSubstring("Succeeded"))
+
+	// No placement of its own: under make e2e-real it ran on the real node,
+	// and its output is there to read.
+	pods := podsOf(g, ns, "quick")
+	g.Expect(pods).To(HaveLen(1))
+	expectOnTestNodes(g, pods[0], false)
+	if testNodes() == "real" {
+		out, code = cnatctl(t, "logs", "quick", "--namespace", ns)
+		g.Expect(code).To(Equal(0), out)
+		g.Expect(out).To(Equal("hi\n"))
+	}
 
 	out, code = cnatctl(t, "at", "tomorrow", "--namespace", ns, "--", "echo")
 	g.Expect(code).To(Equal(2), "a time it cannot read is an error: %s", out)

@@ -8,12 +8,17 @@
 // (make e2e-kind: real nodes, the controller in-cluster). The Pods it
 // creates carry both a real command and the annotations with which the
 // local cluster's simulated kubelet imitates that command, so each
-// scenario means the same on both.
+// scenario means the same on both. On the local cluster a Pod without
+// placement of its own runs on the real node where there is one; make e2e
+// sends the annotated Pods to the simulated nodes explicitly.
 //
 // Build tag: e2e. Environment:
 //
 //	KUBECONFIG                  the cluster (required)
 //	CNAT_E2E_CONTROLLER_LOG     a file with the controller's log, printed when a test fails
-//	CNAT_E2E_REAL_NODE          if set, the Ats' Pods go to the local cluster's real node
+//	CNAT_E2E_NODES              simulated: the Ats that imitate their command with the
+//	                            simulated kubelet's annotations ask for the simulated
+//	                            nodes (make e2e); real: every Pod must run on the local
+//	                            cluster's real node, its default (make e2e-real)
 //	CNATCTL                     the cnatctl binary (default ../bin/cnatctl)
 package e2e

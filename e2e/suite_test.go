@@ -136,20 +136,48 @@ func runs(namespace, name, schedule, script string, exitCode int, duration time.
 	}
 }
 
-// realNodeKey is the label and taint of the local cluster's real node
-// (hack/real-node-up.sh).
-const realNodeKey = "cnat.programming-kubernetes.info/real-node"
+// The labels of the local cluster's nodes (hack/lib/nodes.sh): the real
+// node, where a Pod without placement of its own runs, and the simulated
+// (kwok) nodes, tainted with simulatedKey where the real node runs.
+const (
+	realNodeKey  = "cnat.programming-kubernetes.info/real-node"
+	simulatedKey = "cnat.programming-kubernetes.info/simulated"
+)
 
-// onTestNodes sends the Pod to the local cluster's real node when
-// CNAT_E2E_REAL_NODE is set (make e2e-real); elsewhere (kind, simulated
-// nodes) the scheduler picks any node.
+// testNodes is CNAT_E2E_NODES: "simulated" (make e2e) sends the Pods of the
+// Ats that imitate a command with annotations to the simulated nodes, where
+// those annotations are the exit code and duration; "real" (make e2e-real)
+// leaves placement to the cluster, whose default is the real node, and
+// checks the Pods ran there; unset (kind) leaves placement to the cluster.
+func testNodes() string { return os.Getenv("CNAT_E2E_NODES") }
+
+// onTestNodes gives the Pod of an At that imitates its command the
+// placement of testNodes.
 func onTestNodes(spec corev1.PodSpec) corev1.PodSpec {
-	if os.Getenv("CNAT_E2E_REAL_NODE") == "" {
+	if testNodes() != "simulated" {
 		return spec
 	}
-	spec.NodeSelector = map[string]string{realNodeKey: "true"}
-	spec.Tolerations = []corev1.Toleration{{Key: realNodeKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	spec.NodeSelector = map[string]string{simulatedKey: "true"}
+	spec.Tolerations = []corev1.Toleration{{Key: simulatedKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	return spec
+}
+
+// expectOnTestNodes checks that the Pod ran where testNodes says: on a
+// simulated node if the At asked for them (placed), on the real node for
+// every At under make e2e-real.
+func expectOnTestNodes(g Gomega, pod corev1.Pod, placed bool) {
+	var want string
+	switch {
+	case testNodes() == "real":
+		want = realNodeKey
+	case testNodes() == "simulated" && placed:
+		want = simulatedKey
+	default:
+		return
+	}
+	node := &corev1.Node{}
+	g.Expect(admin.Get(context.Background(), client.ObjectKey{Name: pod.Spec.NodeName}, node)).To(Succeed(), "the node of Pod %s", pod.Name)
+	g.Expect(node.Labels).To(HaveKeyWithValue(want, "true"), "Pod %s ran on node %s", pod.Name, node.Name)
 }
 
 // in formats the instant d from now as a schedule.

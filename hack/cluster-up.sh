@@ -2,6 +2,9 @@
 # Starts "cnat", the local development cluster: etcd, kube-apiserver,
 # kube-controller-manager and kube-scheduler run as processes from bin/, and
 # kwok simulates three nodes whose "kubelet" follows hack/kwok/stages.yaml.
+# The simulated nodes are labelled cnat.programming-kubernetes.info/simulated
+# (hack/lib/nodes.sh); hack/real-node-up.sh adds the real node and taints them
+# so that Pods without placement of their own run for real.
 # Everything listens on 127.0.0.1; all state lives in .local/. Does nothing if
 # the cluster is already up, and creates it afresh if it exists but is not
 # healthy. Changes to hack/kwok/ take effect once the cluster is recreated:
@@ -14,6 +17,9 @@ nodes=3
 kubeconfig="${root}/.local/kubeconfig"
 export KWOK_WORKDIR="${root}/.local/kwok"
 export PATH="${root}/bin:${PATH}"
+export KUBECONFIG="${kubeconfig}"
+# shellcheck source=hack/lib/nodes.sh
+source "${root}/hack/lib/nodes.sh"
 
 for tool in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl; do
   if [[ ! -x "${root}/bin/${tool}" ]]; then
@@ -41,6 +47,7 @@ healthy() {
 if healthy; then
   kwokctl --name "${cluster}" get kubeconfig >"${kubeconfig}"
   echo "cluster-up: cluster ${cluster} is already up"
+  place_simulated_nodes >/dev/null
   usage
   exit 0
 fi
@@ -70,11 +77,11 @@ kwokctl --name "${cluster}" \
 kwokctl --name "${cluster}" get kubeconfig >"${kubeconfig}"
 
 kwokctl --name "${cluster}" scale node --replicas "${nodes}"
-export KUBECONFIG="${kubeconfig}"
 kubectl wait --for=condition=Ready nodes --all --timeout=2m
 # Pods can only be created once the controller manager has created the
 # namespace's default ServiceAccount.
 kubectl wait --for=create serviceaccount/default --namespace default --timeout=2m
 
 echo "cluster-up: cluster ${cluster} is up with ${nodes} nodes ($((SECONDS - start))s)"
+place_simulated_nodes >/dev/null
 usage

@@ -3,7 +3,10 @@
 # local overlay, runs the controller on the host as its ServiceAccount (a
 # TokenRequest token in a kubeconfig of its own), so the suite fails if the
 # RBAC in kustomize/base/rbac misses a permission, then runs e2e/ against
-# the cluster as its administrator. Logs: .local/e2e-controller.log.
+# the cluster as its administrator. The Ats that imitate their command with
+# the simulated kubelet's annotations (exit codes, durations) ask for the
+# simulated nodes (CNAT_E2E_NODES=simulated); the others take the cluster's
+# default, the real node where it runs. Logs: .local/e2e-controller.log.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -53,6 +56,6 @@ wait_ready "${controller}" "${controller_log}"
 
 echo "e2e: running the suite"
 status=0
-CNAT_E2E_CONTROLLER_LOG="${controller_log}" go test -tags e2e -count=1 -timeout 15m "${root}/e2e/..." "$@" || status=$?
+CNAT_E2E_NODES=simulated CNAT_E2E_CONTROLLER_LOG="${controller_log}" go test -tags e2e -count=1 -timeout 15m "${root}/e2e/..." "$@" || status=$?
 check_rbac "${controller_log}" || status=1
 exit "${status}"

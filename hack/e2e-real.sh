@@ -4,7 +4,8 @@
 # Docker and imports it into the node (hack/real-node/images.sh), deploys
 # kustomize/overlays/local-incluster with cnatctl — the controller in-cluster
 # on the real node, as its ServiceAccount, webhooks reached through their
-# Service — and runs e2e/ with the Ats' Pods on the real node: real
+# Service — and runs e2e/ with the cluster's default placement, which is the
+# real node (CNAT_E2E_NODES=real checks that the Pods ran there): real
 # containers, real exit codes, real logs. Fails on any RBAC refusal in the
 # controller's log (.local/e2e-real-controller.log). Where no real node can
 # run (not Linux, not root), it says so and skips, unless
@@ -50,7 +51,7 @@ trap 'kill "${follower}" 2>/dev/null || true' EXIT
 
 echo "e2e-real: running the suite on the real node"
 status=0
-CNAT_E2E_REAL_NODE=1 CNAT_E2E_CONTROLLER_LOG="${controller_log}" \
+CNAT_E2E_NODES=real CNAT_E2E_CONTROLLER_LOG="${controller_log}" \
   go test -tags e2e -count=1 -timeout 15m "${root}/e2e/..." "$@" || status=$?
 check_rbac "${controller_log}" || status=1
 exit "${status}"

@@ -4,7 +4,8 @@
 # every container and containerd, unmounts what they mounted, deletes the
 # bridge, the iptables chains, the kubepods cgroups and the directories they
 # created, restores the sysctls, and deletes the Node object if the cluster
-# is up. Keeps only the image tarballs and the logs in .local/real-node.
+# is up (its simulated nodes lose their taint and take every Pod again).
+# Keeps only the image tarballs and the logs in .local/real-node.
 # Does nothing if there is no real node.
 set -euo pipefail
 
@@ -98,6 +99,10 @@ done
 
 if [[ -f "${cluster_kubeconfig}" ]] && kubectl --kubeconfig "${cluster_kubeconfig}" get --raw /readyz >/dev/null 2>&1; then
   kubectl --kubeconfig "${cluster_kubeconfig}" delete node "${node_name}" --ignore-not-found --wait=false
+  # The simulated nodes take every Pod again.
+  # shellcheck source=hack/lib/nodes.sh
+  source "${root}/hack/lib/nodes.sh"
+  KUBECONFIG="${cluster_kubeconfig}" place_simulated_nodes
 fi
 
 find "${state_dir}" -mindepth 1 -maxdepth 1 ! -name images ! -name '*.log' ! -name host-before -exec rm -rf {} +

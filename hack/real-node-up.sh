@@ -5,11 +5,16 @@
 # state, socket and logs in .local/real-node/. Its Pods run for real: runc
 # containers on a bridge (cnat0, 10.89.0.0/24 or $REAL_NODE_POD_CIDR) that
 # only this machine reaches, from images built here without Docker
-# (hack/real-node/images.sh). The node is named after the machine, labelled
-# and tainted cnat.programming-kubernetes.info/real-node=true, so only Pods
-# that select and tolerate it run there.
+# (hack/real-node/images.sh). The node is named after the machine and
+# labelled cnat.programming-kubernetes.info/real-node=true. It is the default
+# node: once it is Ready, the simulated nodes are tainted
+# cnat.programming-kubernetes.info/simulated=true:NoSchedule
+# (hack/lib/nodes.sh), so a Pod without placement of its own runs here, for
+# real, and only Pods that ask for the simulated nodes go there.
 #
-# Needs Linux and root; elsewhere it says so and exits 0. Installs containerd,
+# Needs Linux and root; elsewhere, or with CNAT_REAL_NODE=0, it says so,
+# leaves the simulated nodes untainted (Pods run there, simulated) and exits
+# 0. Installs containerd,
 # runc, CNI plugins, busybox-static, iptables, nftables, conntrack and
 # openssl with apt-get when they are missing. Idempotent: a second run changes nothing,
 # and after the cluster was recreated it reconnects the node. What it changes
@@ -24,8 +29,16 @@ trap 'echo "real-node-up: failed at line ${LINENO}: ${BASH_COMMAND}" >&2' ERR
 templates="${root}/hack/real-node"
 mapfile -t packages < <(grep -v "^#" "${templates}/packages.txt")
 
+# shellcheck source=hack/lib/nodes.sh
+source "${root}/hack/lib/nodes.sh"
+
+# not_available says why there is no real node and makes the simulated
+# nodes the default ones, if the cluster is up.
 not_available() {
   echo "real node: not available here ($1); only simulated nodes"
+  if [[ -f "${cluster_kubeconfig}" ]] && KUBECONFIG="${cluster_kubeconfig}" kubectl get --raw /readyz >/dev/null 2>&1; then
+    KUBECONFIG="${cluster_kubeconfig}" place_simulated_nodes
+  fi
   exit 0
 }
 
@@ -36,6 +49,12 @@ die() {
 
 # --- Can this machine run a kubelet at all? --------------------------------
 
+if [[ "${CNAT_REAL_NODE:-1}" == 0 ]]; then
+  if [[ -f "${host_before}" ]]; then
+    echo "real-node-up: CNAT_REAL_NODE=0, but the real node of an earlier make cluster is still set up: make cluster-down removes it" >&2
+  fi
+  not_available "CNAT_REAL_NODE=0"
+fi
 [[ "$(uname -s)" == Linux ]] || not_available "needs Linux, this is $(uname -s)"
 [[ ${EUID} -eq 0 ]] || not_available "needs root for containers, mounts and the bridge; run it with sudo"
 grep -qw cgroup /proc/filesystems || not_available "the kernel has no cgroups"
@@ -145,7 +164,7 @@ render "${templates}/containerd.toml" "${containerd_config}" \
 render "${templates}/cni.conflist" "${cni_conf_dir}/10-cnat-real-node.conflist" \
   BRIDGE="${bridge}" CNI_IPAM_DIR="${cni_ipam_dir}" POD_CIDR="${pod_cidr}" POD_GATEWAY="${pod_gateway}"
 render "${templates}/kubelet.yaml" "${kubelet_config}" \
-  CLUSTER_CA="${cluster_pki}/ca.crt" CONTAINERD_SOCKET="${containerd_socket}" POD_LOGS_DIR="${pod_logs_dir}" NODE_LABEL="${node_label}"
+  CLUSTER_CA="${cluster_pki}/ca.crt" CONTAINERD_SOCKET="${containerd_socket}" POD_LOGS_DIR="${pod_logs_dir}"
 
 # The kubelet's client certificate: system:node:<name> in system:nodes, the
 # identity the Node authorizer and NodeRestriction expect, signed by the
@@ -252,7 +271,12 @@ missing=()
 images="$(ctr_k8s images ls -q)"
 grep -qxF docker.io/library/busybox:1.37 <<<"${images}" || missing+=(busybox)
 grep -qxF "${pause_image}" <<<"${images}" || missing+=(pause)
+# A new store (after real-node-down.sh) also gets the tarballs imported
+# earlier with images.sh FILE.tar.
 if [[ ${#missing[@]} -gt 0 ]]; then
+  shopt -s nullglob
+  missing+=("${images_dir}"/imported/*.tar)
+  shopt -u nullglob
   "${root}/hack/real-node/images.sh" "${missing[@]}"
 fi
 
@@ -276,6 +300,12 @@ if [[ ${started} == true ]]; then
 else
   echo "real-node-up: kubelet running; node ${node_name} Ready"
 fi
+# A node registered by an earlier version of this script kept the taint it
+# registered with; the kubelet never removes it.
+if kube get node "${node_name}" -o jsonpath='{.spec.taints[*].key}' | grep -qwF "${node_label}"; then
+  kube taint node "${node_name}" "${node_label}:NoSchedule-" >/dev/null
+fi
+KUBECONFIG="${cluster_kubeconfig}" place_simulated_nodes
 
 # --- What is different on the host now -------------------------------------
 
@@ -307,8 +337,8 @@ fi
 echo "real-node-up: host changes (hack/real-node-down.sh undoes them):"
 sed 's/^/  /' "${host_changes}"
 cat <<EOF
-real-node-up: Pods run on node ${node_name} when they have
-  nodeSelector: {${node_label}: "true"}
-  tolerations: [{key: ${node_label}, operator: Exists, effect: NoSchedule}]
-and an image of hack/real-node/images.sh (busybox:1.37, cnat-controller:e2e) with imagePullPolicy IfNotPresent or Never.
+real-node-up: Pods run on node ${node_name} with an image it has (hack/real-node/images.sh:
+busybox:1.37, cnat-controller:e2e; no registry is reachable). To run on the simulated nodes instead:
+  nodeSelector: {${simulated_key}: "true"}
+  tolerations: [{key: ${simulated_key}, operator: Exists, effect: NoSchedule}]
 EOF

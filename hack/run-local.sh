@@ -2,33 +2,78 @@
 # The newcomer's first run (make run): runs the controller on the host
 # against the local cluster that `make install` set up, its webhooks served
 # at https://localhost:9443 (the local overlay points the API server there),
-# then creates a sample At ten seconds ahead and shows it change as it runs.
-# The controller stays in the foreground; Ctrl-C stops it.
+# then creates the sample At "hello" a few seconds ahead, shows its phases as
+# they change and, once it finished, what its command printed (read back
+# from its Pod with cnatctl logs), and the commands to try next. The
+# controller then stays in the foreground, its log following; Ctrl-C stops
+# it.
+#
+# Where the real node runs (hack/real-node-up.sh), the sample's Pod runs
+# there and its command really runs. Where not, the Pod goes to a simulated
+# node, and this script says so at start-up and at the sample: the command
+# is not executed. What it prints about the sample is read from the cluster
+# (the node the Pod ran on, its log), never assumed.
+#
+# A controller of an earlier make run that still answers on 127.0.0.1:8081
+# is used rather than a second one started.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export KUBECONFIG="${root}/.local/kubeconfig"
 export PATH="${root}/bin:${PATH}"
+log="${root}/.local/run-controller.log"
 # shellcheck source=hack/lib/controller.sh
 source "${root}/hack/lib/controller.sh"
+# shellcheck source=hack/lib/nodes.sh
+source "${root}/hack/lib/nodes.sh"
 
 if [[ ! -f "${KUBECONFIG}" ]]; then
   echo "run-local: ${KUBECONFIG} missing: run make cluster" >&2
   exit 1
 fi
 
-echo "run-local: starting the controller (Ctrl-C stops it)"
-start_host_controller --zap-encoder=console
-controller=${controller_pid}
+# --- Where Ats run ----------------------------------------------------------
+
+simulated_line="simulated: the command is not executed"
+if real_node="$(real_node_ready)"; then
+  echo "run-local: real: an At without placement of its own runs on node ${real_node} (containerd, runc): its command really runs"
+else
+  echo "run-local: ${simulated_line} — there is no real node (make cluster says why: it needs Linux and root, and CNAT_REAL_NODE=0 turns it off); Pods go to kwok's simulated nodes, which report exit code 0 after a second"
+fi
+
+# --- The controller ---------------------------------------------------------
+
+controller=""
 watcher=""
-trap 'kill ${watcher} "${controller}" 2>/dev/null || true; wait "${controller}" 2>/dev/null || true' EXIT INT TERM
+stop() {
+  if [[ -n "${watcher}" ]]; then kill "${watcher}" 2>/dev/null || true; fi
+  if [[ -n "${controller}" ]]; then
+    kill "${controller}" 2>/dev/null || true
+    wait "${controller}" 2>/dev/null || true
+  fi
+}
+trap stop EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-# Ready means the webhook certificate is in place and the webhooks serve.
-wait_ready "${controller}" ""
+if status="$(readyz)" && [[ "${status}" == *" 200 "* ]]; then
+  echo "run-local: a controller already answers on 127.0.0.1:8081 (an earlier make run): using it"
+else
+  echo "run-local: starting the controller (log: ${log#"${root}/"})"
+  # The local node has no registry to pull from: a container that names no
+  # pull policy is never pulled, so an image the node lacks fails at once
+  # with ErrImageNeverPull instead of retrying a pull.
+  start_host_controller --zap-encoder=console --image-pull-policy=Never >"${log}" 2>&1
+  controller=${controller_pid}
+  # Ready means the webhook certificate is in place and the webhooks serve.
+  wait_ready "${controller}" "${log}"
+fi
 
-schedule="$(date -u -d '+10 seconds' +%Y-%m-%dT%H:%M:%SZ)"
+# --- The sample At ----------------------------------------------------------
+
+schedule="$(date -u -d '+5 seconds' +%Y-%m-%dT%H:%M:%SZ)"
 kubectl delete at hello --ignore-not-found --wait=true >/dev/null
-kubectl apply -f - <<YAML
+kubectl apply -f - >/dev/null <<YAML
 apiVersion: cnat.programming-kubernetes.info/v1beta1
 kind: At
 metadata:
@@ -36,14 +81,75 @@ metadata:
   namespace: default
 spec:
   schedule: "${schedule}"
-  command: echo "Hello from cnat"
+  command: echo "Hello from cnat, in Pod \$(hostname)"
 YAML
+echo "run-local: created the At \"hello\": schedule ${schedule}, command: echo \"Hello from cnat, in Pod \$(hostname)\""
+echo "run-local: its status as it changes (kubectl get at hello --watch):"
+
+# Each change of the At's status, until it has finished or two minutes have
+# passed: phase, reason, exit code, Pod, message (the only field with
+# spaces, so last).
+columns='PHASE:.status.phase,REASON:.status.reason,EXIT:.status.exitCode,POD:.status.podName,MESSAGE:.status.message'
+exec {watch}< <(kubectl get at hello --watch --no-headers --output "custom-columns=${columns}")
+watcher=$!
+row() { printf '  %-8s  %-9s  %-16s  %-9s  %-24s  %s\n' "$@"; }
+row TIME PHASE REASON "EXIT CODE" POD MESSAGE
+previous=""
+phase=""
+deadline=$((SECONDS + 120))
+while ((SECONDS < deadline)) && IFS= read -r -t $((deadline - SECONDS)) line <&"${watch}"; do
+  line="${line//<none>/-}"
+  [[ "${line}" == "${previous}" ]] && continue
+  previous="${line}"
+  read -r phase reason exit_code pod message <<<"${line}"
+  row "$(date +%T)" "${phase}" "${reason}" "${exit_code}" "${pod}" "${message}"
+  case "${phase}" in Succeeded | Failed | Missed) break ;; esac
+done
+kill "${watcher}" 2>/dev/null || true
+exec {watch}<&-
+watcher=""
+
+case "${phase}" in
+  Succeeded | Failed | Missed) ;;
+  *)
+    echo "run-local: the At has not finished within two minutes; kubectl describe at hello says why" >&2
+    exit 1
+    ;;
+esac
+if [[ "${phase}" != Succeeded ]]; then
+  echo "run-local: it ended ${phase}: $(kubectl get at hello -o jsonpath='{.status.reason}: {.status.message}')"
+fi
+
+pod="$(kubectl get at hello -o jsonpath='{.status.podName}')"
+if [[ -n "${pod}" ]]; then
+  node="$(kubectl get pod "${pod}" -o jsonpath='{.spec.nodeName}')"
+  labels="$(kubectl get node "${node}" -o jsonpath="{.metadata.labels}")"
+  if [[ "${labels}" == *"\"${real_node_key}\":\"true\""* ]]; then
+    echo "run-local: its output (cnatctl logs hello: the log of Pod ${pod} on the real node ${node}):"
+    cnatctl logs hello | sed 's/^/  | /'
+  elif [[ "${labels}" == *"\"${simulated_key}\":\"true\""* ]]; then
+    echo "run-local: ${simulated_line}: Pod ${pod} went to the simulated node ${node}, which ran nothing, printed nothing and reported exit code 0"
+  else
+    echo "run-local: Pod ${pod} ran on node ${node}; its output (cnatctl logs hello):"
+    cnatctl logs hello | sed 's/^/  | /'
+  fi
+fi
 
 cat <<EOF
-run-local: the At "hello" runs at ${schedule}. It is watched below; in another shell:
-  export KUBECONFIG=${KUBECONFIG}
-  kubectl get ats -o wide -w
+
+Next, in another shell:
+  export KUBECONFIG=${KUBECONFIG} PATH=${root}/bin:\$PATH
+  cnatctl at +1m -- 'echo hi; exit 3'   # your command, in a minute (prints the At's name)
+  cnatctl get                           # your Ats: phase, exit code, Pod
+  cnatctl logs <at>                     # what its command printed
+  kubectl get ats -w                    # watch them change
 EOF
-kubectl get at hello --watch --output wide &
+
+if [[ -z "${controller}" ]]; then
+  exit 0
+fi
+echo
+echo "run-local: the controller keeps running; its log follows (${log#"${root}/"}). Ctrl-C stops it."
+tail -n 0 -f --pid "${controller}" "${log}" &
 watcher=$!
-wait "${controller}"
+wait "${controller}" || true

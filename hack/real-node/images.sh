@@ -9,8 +9,13 @@
 #                    (containerd's sandbox image)
 #   cnat-controller  cnat-controller:e2e, from ./cmd/cnat-controller as the
 #                    Dockerfile builds it (kustomize/overlays/local-incluster)
+#   FILE.tar         an image tarball made elsewhere (docker save, skopeo
+#                    copy, crane pull, hack/image-build), imported as it is
+#                    and kept in .local/real-node/images/imported, from where
+#                    hack/real-node-up.sh imports it again into a new node;
+#                    the names it holds are listed
 #
-# Usage: hack/real-node/images.sh [busybox] [pause] [cnat-controller]
+# Usage: hack/real-node/images.sh [busybox] [pause] [cnat-controller] [FILE.tar...]
 # Without names: busybox and pause. Needs the node's containerd running
 # (hack/real-node-up.sh). Tarballs stay in .local/real-node/images.
 set -euo pipefail
@@ -40,6 +45,15 @@ for image in "$@"; do
   start=${SECONDS}
   tarball="${images_dir}/${image}.tar"
   case "${image}" in
+    *.tar)
+      if [[ ! -f "${image}" ]]; then
+        echo "images: ${image}: no such file (expected an image tarball: an OCI layout or docker-archive .tar)" >&2
+        exit 2
+      fi
+      mkdir -p "${images_dir}/imported"
+      tarball="${images_dir}/imported/$(basename "${image}")"
+      [[ "${image}" -ef "${tarball}" ]] || cp "${image}" "${tarball}"
+      ;;
     busybox)
       if [[ ! -x /bin/busybox ]] || ! /bin/busybox --list-full >/dev/null 2>&1; then
         echo "images: /bin/busybox is missing or not a full busybox: apt-get install busybox-static" >&2
@@ -56,10 +70,10 @@ for image in "$@"; do
       "${image_build}" -tag docker.io/library/cnat-controller:e2e -o "${tarball}" -binary "${images_dir}/cnat-controller" -user 65532
       ;;
     *)
-      echo "images: unknown image '${image}' (known: busybox pause cnat-controller)" >&2
+      echo "images: unknown image '${image}' (known: busybox pause cnat-controller, or a FILE.tar to import)" >&2
       exit 2
       ;;
   esac
-  ctr_k8s images import --snapshotter "${snapshotter}" "${tarball}" >/dev/null
-  echo "images: ${image} imported ($((SECONDS - start))s)"
+  imported="$(ctr_k8s images import --snapshotter "${snapshotter}" "${tarball}" | awk '$1 == "unpacking" { print $2 }' | sort -u | paste -sd' ')"
+  echo "images: ${image} imported ($((SECONDS - start))s)${imported:+: ${imported}}"
 done

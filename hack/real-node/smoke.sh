@@ -32,7 +32,6 @@ metadata:
 spec:
   restartPolicy: Never
   nodeSelector: {${node_label}: "true"}
-  tolerations: [{key: ${node_label}, operator: Exists, effect: NoSchedule}]
   terminationGracePeriodSeconds: 1
   securityContext:
     runAsNonRoot: true
