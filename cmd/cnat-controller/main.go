@@ -38,7 +38,6 @@ import (
 // admission plugin (OpenShift enables it) that needs update on the At's
 // finalizers subresource.
 //
-// +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats/finalizers,verbs=update
 
 // options are the controller's command-line settings.
 type options struct {
@@ -49,6 +48,9 @@ type options struct {
 	leaderElect             bool
 	leaderElectionNamespace string
 	gracefulShutdown        time.Duration
+	concurrency             int
+	apiQPS                  float64
+	apiBurst                int
 	pods                    apply.PodOptions
 	webhooks                webhookOptions
 	zap                     zap.Options
@@ -63,6 +65,9 @@ func parseFlags() options {
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader among replicas, so only one acts at a time.")
 	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the controller runs in).")
 	flag.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to let running reconciles finish on shutdown.")
+	flag.IntVar(&o.concurrency, "concurrency", 20, "Ats reconciled at once: Ats due together start together, up to this many in parallel.")
+	flag.Float64Var(&o.apiQPS, "kube-api-qps", -1, "Client-side limit on requests per second to the API server; negative: none, the API server's priority and fairness decides.")
+	flag.IntVar(&o.apiBurst, "kube-api-burst", 0, "Burst above --kube-api-qps, when that is positive.")
 	flag.StringVar(&o.pods.DefaultImage, "default-image", "busybox:1.37", "Image that runs spec.command when an At names none. It must provide /bin/sh.")
 	flag.StringVar((*string)(&o.pods.ImagePullPolicy), "image-pull-policy", "", "Pull policy for containers of At Pods that set none (Always, IfNotPresent, Never; empty: the Kubernetes default).")
 	o.webhooks.bindFlags(flag.CommandLine)
@@ -104,7 +109,11 @@ func run(o options) error {
 		return err
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), managerOptions(o, scheme))
+	cfg := ctrl.GetConfigOrDie()
+	// controller-runtime's default of 20 requests per second would start
+	// 1 000 Ats due together over 50 seconds; the API server protects itself.
+	cfg.QPS, cfg.Burst = float32(o.apiQPS), o.apiBurst
+	mgr, err := ctrl.NewManager(cfg, managerOptions(o, scheme))
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
@@ -169,7 +178,7 @@ func setupControllers(mgr ctrl.Manager, o options) error {
 		Pods:      o.pods,
 		Metrics:   controller.NewMetrics(metrics.Registry, mgr.GetCache()),
 	}
-	if err := r.SetupWithManager(mgr); err != nil {
+	if err := r.SetupWithManager(mgr, o.concurrency); err != nil {
 		return fmt.Errorf("setting up the At controller: %w", err)
 	}
 	return nil

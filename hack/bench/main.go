@@ -33,6 +33,7 @@ type options struct {
 	podsPerNode     int
 	namespacePrefix string
 	controllerLog   string
+	controllerArgs  stringList
 	jsonPath        string
 	docPath         string
 	plotPath        string
@@ -41,6 +42,12 @@ type options struct {
 	memoryUnrelated int
 	memoryBatch     int
 }
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, " ") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 var knownStages = []string{"raw", "cnat", "cronjob"}
 
@@ -61,6 +68,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.podsPerNode, "pods-per-node", 110, "Pod capacity of each simulated node the bench adds; it adds enough for all Pods of a stage to fit at once.")
 	fs.StringVar(&o.namespacePrefix, "namespace-prefix", "cnat-bench", "Prefix of the namespaces the stages run in (deleted afterwards).")
 	fs.StringVar(&o.controllerLog, "controller-log", ".local/bench-controller.log", "Where the controller's log goes.")
+	fs.Var(&o.controllerArgs, "controller-arg", "An extra flag for the controller, such as --concurrency=1 (repeatable), to compare settings in one run.")
 	fs.StringVar(&o.jsonPath, "json", ".local/bench.json", "Where to write the full result, samples included (empty: nowhere).")
 	fs.StringVar(&o.docPath, "doc", "", "Markdown file whose bench section (between the bench's markers) gets the latest tables (empty: none).")
 	fs.StringVar(&o.plotPath, "plot", "", "Where to draw the lateness plot, .svg or .png (empty: none).")
@@ -184,7 +192,7 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 	}()
 
 	fmt.Printf("bench: starting the controller (log: %s)\n", opts.controllerLog)
-	controller, err := startController(ctx, root, opts.kubeconfig, opts.controllerLog)
+	controller, err := startController(ctx, root, opts.kubeconfig, opts.controllerLog, opts.controllerArgs)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ type MemoryReading struct {
 // reading is not inflated by what an earlier stage left on its heap.
 func (b *bench) restartController(ctx context.Context) error {
 	b.controller.stop()
-	p, err := startController(ctx, b.root, b.opts.kubeconfig, b.controller.log)
+	p, err := startController(ctx, b.root, b.opts.kubeconfig, b.controller.log, b.opts.controllerArgs)
 	if err != nil {
 		return err
 	}

@@ -31,10 +31,10 @@ type controllerProcess struct {
 // `make e2e` do, through start_host_controller of hack/lib/controller.sh
 // (webhooks on https://localhost:9443 as the local overlay expects, probes
 // on 127.0.0.1:8081), with the administrator's kubeconfig as `make run`,
-// its output in log, and waits until it is ready.
-func startController(ctx context.Context, root, kubeconfig, log string) (*controllerProcess, error) {
-	script := `source "$1/hack/lib/controller.sh" && start_host_controller >"$2" 2>&1 && echo "${controller_pid}"`
-	cmd := exec.CommandContext(ctx, "bash", "-c", script, "bench", root, log)
+// its output in log, and extra flags, and waits until it is ready.
+func startController(ctx context.Context, root, kubeconfig, log string, extra []string) (*controllerProcess, error) {
+	script := `source "$1/hack/lib/controller.sh" && start_host_controller "${@:3}" >"$2" 2>&1 && echo "${controller_pid}"`
+	cmd := exec.CommandContext(ctx, "bash", append([]string{"-c", script, "bench", root, log}, extra...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+filepath.Join(root, "bin")+":"+os.Getenv("PATH"))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -199,11 +200,12 @@ func controllerOf(pod *corev1.Pod) string {
 // SetupWithManager registers the reconciler: it watches Ats and the Pods
 // that carry an At's name, whoever they belong to now (an orphaned Pod of a
 // deleted At must still be released). Status-only changes of an At do not
-// trigger a reconcile.
-func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager) error {
+// trigger a reconcile. Up to concurrency Ats are reconciled at once.
+func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cnatv1beta1.At{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(atOfPod)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Named("at").
 		Complete(r)
 }

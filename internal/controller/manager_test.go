@@ -42,7 +42,7 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 		Pods:      apply.PodOptions{DefaultImage: "busybox:1.37"},
 		Metrics:   NewMetrics(registry, mgr.GetCache()),
 	}
-	h.g.Expect(r.SetupWithManager(mgr)).To(Succeed())
+	h.g.Expect(r.SetupWithManager(mgr, 2)).To(Succeed())
 	go func() { _ = mgr.Start(h.ctx) }()
 
 	// A Pod that is not cnat's stays out of the controller's cache.

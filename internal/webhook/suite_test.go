@@ -122,7 +122,7 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 		Recorder:  mgr.GetEventRecorder(cnatv1beta1.FieldManager),
 		Pods:      pods,
 	}
-	if err := r.SetupWithManager(mgr); err != nil {
+	if err := r.SetupWithManager(mgr, 2); err != nil {
 		return nil, err
 	}
 	stopped := make(chan struct{})
