@@ -57,18 +57,34 @@ type AtReconciler struct {
 // (lifecycle.Decide), carries the decision out and writes the status once.
 func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	now := r.Clock.Now()
-	at, pods, err := r.read(ctx, r.Client, req.NamespacedName)
+	at, err := r.readAt(ctx, r.Client, req.NamespacedName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	pods, err := r.readPods(ctx, r.Client, req.NamespacedName)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	d := lifecycle.Decide(at, pods, now)
-	if d.Confirm {
+	if d.Confirm || d.ConfirmPods {
 		// The cache may lag behind the API server: read what the decision
 		// rests on afresh and decide again on that.
-		if at, pods, err = r.read(ctx, r.APIReader, req.NamespacedName); err != nil {
+		if at, err = r.readAt(ctx, r.APIReader, req.NamespacedName); err != nil {
 			return ctrl.Result{}, err
 		}
+		podsLive := d.ConfirmPods
+		if podsLive {
+			if pods, err = r.readPods(ctx, r.APIReader, req.NamespacedName); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
 		d = lifecycle.Decide(at, pods, now)
+		if d.ConfirmPods && !podsLive {
+			if pods, err = r.readPods(ctx, r.APIReader, req.NamespacedName); err != nil {
+				return ctrl.Result{}, err
+			}
+			d = lifecycle.Decide(at, pods, now)
+		}
 	}
 	if at != nil {
 		ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("at", klog.KObj(at)))
@@ -115,21 +131,27 @@ func (r *AtReconciler) carryOut(ctx context.Context, at *cnatv1beta1.At, d lifec
 	return ctrl.Result{RequeueAfter: max(d.Until.Sub(now), 0) + wakeUpPad}, nil
 }
 
-// read gets the At (nil if there is none) and the Pods labelled with its
-// name, from the cache or from the API server.
-func (r *AtReconciler) read(ctx context.Context, reader client.Reader, key types.NamespacedName) (*cnatv1beta1.At, []corev1.Pod, error) {
+// readAt gets the At, nil if there is none, from the cache or from the API
+// server.
+func (r *AtReconciler) readAt(ctx context.Context, reader client.Reader, key types.NamespacedName) (*cnatv1beta1.At, error) {
 	at := &cnatv1beta1.At{}
 	if err := reader.Get(ctx, key, at); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return nil, nil, fmt.Errorf("reading At %s: %w", key.Name, err)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
 		}
-		at = nil
+		return nil, fmt.Errorf("reading At %s: %w", key.Name, err)
 	}
+	return at, nil
+}
+
+// readPods lists the Pods labelled with the At's name, from the cache or
+// from the API server.
+func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key types.NamespacedName) ([]corev1.Pod, error) {
 	var pods corev1.PodList
 	if err := reader.List(ctx, &pods, client.InNamespace(key.Namespace), client.MatchingLabels{cnatv1beta1.LabelAt: key.Name}); err != nil {
-		return nil, nil, fmt.Errorf("listing the Pods of At %s: %w", key.Name, err)
+		return nil, fmt.Errorf("listing the Pods of At %s: %w", key.Name, err)
 	}
-	return at, pods.Items, nil
+	return pods.Items, nil
 }
 
 // createPod creates the Pod of the decision's attempt and returns the status

@@ -82,10 +82,16 @@ type Decision struct {
 	// a retry's backoff, its TTL); zero when no timer is needed.
 	Until time.Time
 	// Confirm is set when the decision rests on something a lagging cache
-	// could show wrongly: it starts a Pod, or it takes a Pod's absence or a
-	// different At for a fact. Reconcile reads the At and its Pods from the
-	// API server and decides again before it acts.
+	// could show wrongly: it starts a Pod, or it takes a different At (or
+	// none) for a fact. Reconcile reads the At from the API server and
+	// decides again before it acts. The cached Pods are enough for that: a
+	// Pod the cache does not show yet makes the create fail as existing, and
+	// Pods are released by UID.
 	Confirm bool
+	// ConfirmPods is set when the decision takes a Pod's absence for a fact
+	// (an attempt the status records whose Pod is gone): Reconcile also lists
+	// the Pods from the API server.
+	ConfirmPods bool
 	// InvalidSpec is set when the spec cannot be acted on. Waiting will not
 	// help; the next try comes with the next edit.
 	InvalidSpec error
@@ -142,9 +148,9 @@ func Decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 	if pod == nil {
 		// The status records an attempt whose Pod is gone although its
 		// outcome was never recorded: the tracking finalizer was taken off by
-		// hand, or the cache lags (hence Confirm). Whatever ran, it is not
-		// run again.
-		d.Confirm = true
+		// hand, or the cache lags (hence the confirmation). Whatever ran, it
+		// is not run again.
+		d.Confirm, d.ConfirmPods = true, true
 		d.Status.Attempts = latest
 		d.Status.PodName = apply.PodName(at, latest)
 		message := fmt.Sprintf("Pod %s was deleted before its outcome was recorded; it is not run again", d.Status.PodName)
@@ -211,6 +217,9 @@ func (w world) notStarted(d *Decision, now, scheduled time.Time) {
 	case scheduler.Suspended:
 		setPhase(d.Status, w.at, now, cnatv1beta1.PhasePending, cnatv1beta1.ReasonSuspended, "Suspended; scheduled for "+when)
 	case scheduler.Miss:
+		// Final, and it rests on no Pod having been started: a Pod created
+		// just before a crash may not be in the cache yet.
+		d.Confirm, d.ConfirmPods = true, true
 		w.finish(d, now, cnatv1beta1.PhaseMissed, cnatv1beta1.ReasonMissed, fmt.Sprintf(
 			"Not run: scheduled for %s, its starting deadline of %ds had passed at %s",
 			when, *w.at.Spec.StartingDeadlineSeconds, now.UTC().Format(time.RFC3339)), podResult{})

@@ -34,7 +34,8 @@ import (
 //   - a reported outcome is that of a Pod of the At's own.
 //
 // The controller decides on a cache that may lag any number of steps
-// behind, confirms with fresh reads when Decide asks, and carries the
+// behind, confirms with fresh reads when Decide asks (the At, and the Pods
+// only when the decision rests on one's absence), and carries the
 // decision out in Reconcile's order (create, status, release, delete);
 // it may crash between any two of those writes or have one refused.
 
@@ -143,14 +144,25 @@ func (w *modelWorld) listPods() []corev1.Pod {
 // when asked, then create, write status, release and delete in
 // Reconcile's order, stopping after a crash or a refused write.
 func (w *modelWorld) reconcile() {
-	d := lifecycle.Decide(w.cacheAt, w.cachePods, w.now)
+	pods := w.cachePods
+	d := lifecycle.Decide(w.cacheAt, pods, w.now)
 	at := w.cacheAt
-	if d.Confirm {
+	if d.Confirm || d.ConfirmPods {
+		// As Reconcile: the At afresh; the Pods afresh only when the decision
+		// rests on a Pod's absence.
 		at = nil
 		if w.at != nil {
 			at = w.at.DeepCopy()
 		}
-		d = lifecycle.Decide(at, w.listPods(), w.now)
+		podsLive := d.ConfirmPods
+		if podsLive {
+			pods = w.listPods()
+		}
+		d = lifecycle.Decide(at, pods, w.now)
+		if d.ConfirmPods && !podsLive {
+			pods = w.listPods()
+			d = lifecycle.Decide(at, pods, w.now)
+		}
 	}
 	crash := func() bool { return w.faults && w.rnd.IntN(8) == 0 }
 	status := d.Status
