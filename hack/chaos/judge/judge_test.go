@@ -92,6 +92,22 @@ func TestJudge(t *testing.T) {
 			incarnations: []Incarnation{succeeded("a1", "x-1")},
 			wantPods:     1,
 		},
+		"a create answered 504 that made the Pod all the same": {
+			log: []string{
+				event("create", "", 504, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodSucceeded, zero), 3),
+			},
+			incarnations: []Incarnation{succeeded("a1", "x-1")},
+			wantPods:     1,
+		},
+		"a status write logged before its Pod's create is one Pod": {
+			log: []string{
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodSucceeded, zero), 1),
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+			},
+			incarnations: []Incarnation{succeeded("a1", "x-1")},
+			wantPods:     1,
+		},
 		"a hand-made duplicate Pod": {
 			log: []string{
 				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),

@@ -81,6 +81,12 @@ type auditEvent struct {
 // truncated last line (the API server killed mid-write) is not.
 func ReadAudit(r io.Reader, inNamespace func(string) bool) (Record, error) {
 	var rec Record
+	// seen are the Pods other events show as stored (a status write answers
+	// with the Pod): a create the API server answered with an error, such as
+	// a 504 timeout after etcd had committed it, still made the Pod. They
+	// count as created at their creationTimestamp unless their create was
+	// recorded.
+	seen := map[string]PodCreate{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	line := 0
@@ -121,11 +127,24 @@ func ReadAudit(r io.Reader, inNamespace func(string) bool) (Record, error) {
 			if end, ok := endOf(&pod, t); ok {
 				rec.Ends = append(rec.Ends, end)
 			}
+			if _, ok := seen[string(pod.UID)]; !ok {
+				seen[string(pod.UID)] = createOf(&pod, pod.CreationTimestamp.Time)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return Record{}, fmt.Errorf("reading the audit log: %w", err)
 	}
+	created := map[string]bool{}
+	for _, c := range rec.Creates {
+		created[c.PodUID] = true
+	}
+	for uid, c := range seen {
+		if !created[uid] {
+			rec.Creates = append(rec.Creates, c)
+		}
+	}
+	sortCreates(rec.Creates)
 	return rec, nil
 }
 
