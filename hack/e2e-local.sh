@@ -25,27 +25,7 @@ echo "e2e: deploying kustomize/overlays/local with cnatctl"
 cnatctl apply -k "${root}/kustomize/overlays/local" --name local --prune
 
 echo "e2e: a kubeconfig for the controller's ServiceAccount cnat-system/cnat-controller"
-server="$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')"
-ca="$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')"
-token="$(kubectl create token cnat-controller --namespace cnat-system --duration=2h)"
-cat >"${controller_kubeconfig}" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-  - name: local
-    cluster:
-      server: ${server}
-      certificate-authority-data: ${ca}
-users:
-  - name: cnat-controller
-    user:
-      token: ${token}
-contexts:
-  - name: cnat-controller
-    context: {cluster: local, user: cnat-controller}
-current-context: cnat-controller
-EOF
-chmod 600 "${controller_kubeconfig}"
+write_controller_kubeconfig "${controller_kubeconfig}"
 
 echo "e2e: starting the controller (log: ${controller_log})"
 start_host_controller --kubeconfig="${controller_kubeconfig}" >"${controller_log}" 2>&1
