@@ -93,13 +93,21 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 }
 
 // carryOut does what d says, in the order that keeps the books: create the
-// Pod, then record it in the status; record an outcome in the status, then
-// release the Pods it accounts for; then delete the At whose TTL is up.
+// Pod and stop there (the Pod records its attempt until the next decision
+// writes the status); record an outcome in the status, then release the Pods
+// it accounts for; then delete the At whose TTL is up.
 func (r *AtReconciler) carryOut(ctx context.Context, at *cnatv1beta1.At, d lifecycle.Decision, now time.Time) (ctrl.Result, error) {
 	status := d.Status
 	var createErr error
 	if d.Action == lifecycle.CreatePod {
 		status, createErr = r.createPod(ctx, at, d, now)
+		if status == nil && createErr == nil {
+			// The Pod exists and is the record of its attempt: the reconcile
+			// its watch event brings writes the status that reports it, so a
+			// burst of Ats due at once costs one request each before the next
+			// can start.
+			return ctrl.Result{}, nil
+		}
 	}
 	if status != nil {
 		if err := r.writeStatus(ctx, at, status); err != nil {
@@ -154,8 +162,9 @@ func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key t
 	return pods.Items, nil
 }
 
-// createPod creates the Pod of the decision's attempt and returns the status
-// to write: the decision's when the Pod exists, else the refusal's. A Pod of
+// createPod creates the Pod of the decision's attempt. It returns no status
+// when the Pod exists (the next decision, made on the Pod, reports it), else
+// the refusal's status. A Pod of
 // that name that is not the At's is never adopted or changed: it is
 // reported. Creating rather than applying is what guarantees that: an apply
 // would patch whatever Pod has the name.
@@ -171,7 +180,7 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 		if d.Attempt == 1 {
 			r.Metrics.recordLateness(r.Clock.Now().Sub(d.ScheduledTime))
 		}
-		return d.Status, nil
+		return nil, nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &corev1.Pod{}
 		if getErr := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), existing); getErr != nil {
@@ -179,7 +188,7 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 		}
 		if metav1.IsControlledBy(existing, at) {
 			// Created by an earlier reconcile the cache has not caught up with.
-			return d.Status, nil
+			return nil, nil
 		}
 		message := fmt.Sprintf("Pod %s exists but is not this At's (its controller is %s); cnat never adopts or changes it: delete it to let the At run",
 			pod.Name, controllerOf(existing))

@@ -42,8 +42,12 @@ const (
 	// Nothing: write the status if it changed, release what Release lists,
 	// and look again at Until if it is set.
 	Nothing Action = iota
-	// CreatePod: create the Pod of Attempt, then write the status (which
-	// already reports it) and release what Release lists.
+	// CreatePod: create the Pod of Attempt, and nothing else. The Pod is the
+	// record of its attempt (latest attempt = the highest of the status's
+	// and the Pods'); the decision made once it shows writes the status. If
+	// the API server refuses the Pod, the refusal's status (NotCreated) is
+	// written instead. Status below is what the At will report once the
+	// Pod exists.
 	CreatePod
 	// DeleteAt: write the status, release what Release lists, then delete
 	// the At: its TTL after finishing is up.

@@ -190,6 +190,9 @@ func (w *modelWorld) reconcile() {
 				w.created[at.UID] = map[int32]int{}
 			}
 			w.created[at.UID][d.Attempt]++
+			return // as Reconcile: the next decision, on the Pod, writes the status
+		default: // the At's own Pod, created by an earlier run
+			return
 		}
 		if crash() {
 			return

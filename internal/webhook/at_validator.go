@@ -26,7 +26,7 @@ import (
 //
 // +kubebuilder:webhook:path=/validate-cnat-programming-kubernetes-info-v1beta1-at,mutating=false,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=vat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=10,patch=`{"rules":[{"apiGroups":["cnat.programming-kubernetes.info"],"apiVersions":["v1beta1"],"operations":["CREATE","UPDATE"],"resources":["ats"],"scope":"Namespaced"}]}`
 
-// +kubebuilder:rbac:groups="",resources=pods,verbs=create
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;create
 
 // AtValidator refuses what the CRD's schema and CEL rules cannot: a
 // schedule that matches the pattern but is no real time (2026-02-30), an
@@ -37,6 +37,9 @@ import (
 type AtValidator struct {
 	// Client creates SubjectAccessReviews and dry-run Pods.
 	Client client.Client
+	// Reader reads the Pod that says an At has fired from the API server;
+	// nil reads it with Client.
+	Reader client.Reader
 	// Pods are the controller's Pod settings, to render the Pod as it will be.
 	Pods apply.PodOptions
 	// PodCreateGuard refuses an At from a user who may not create Pods in its
@@ -56,8 +59,14 @@ func (v *AtValidator) ValidateUpdate(ctx context.Context, old, at *cnatv1beta1.A
 	if apiequality.Semantic.DeepEqual(old.Spec, at.Spec) {
 		return nil, nil
 	}
-	if errs := validateImmutableOnceFired(old, at); len(errs) > 0 {
-		return nil, invalid(at, errs)
+	fired, err := v.fired(ctx, old)
+	if err != nil {
+		return nil, err
+	}
+	if fired {
+		if errs := validateImmutableOnceFired(old, at); len(errs) > 0 {
+			return nil, invalid(at, errs)
+		}
 	}
 	return v.validate(ctx, at)
 }
@@ -114,12 +123,10 @@ func validateAt(at *cnatv1beta1.At) field.ErrorList {
 }
 
 // validateImmutableOnceFired repeats the CEL rule for the fields that define
-// the run: the CRD stays safe without the webhook, and the webhook says it
-// the same way.
+// the run, for an At that has fired: the CRD stays safe without the webhook,
+// and the webhook says it the same way — and also knows a run whose Pod the
+// status does not record yet (fired).
 func validateImmutableOnceFired(old, at *cnatv1beta1.At) field.ErrorList {
-	if old.Status.Attempts == 0 {
-		return nil
-	}
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	forbid := func(name string, changed bool) {

@@ -38,7 +38,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	defaulter := admission.WithDefaulter(mgr.GetScheme(), &AtDefaulter{DefaultImage: o.Pods.DefaultImage})
 	mgr.GetWebhookServer().Register(DefaultingPath, &webhook.Admission{Handler: skipUndecodable{defaulter}})
 	return ctrl.NewWebhookManagedBy(mgr, &cnatv1beta1.At{}).
-		WithValidator(&AtValidator{Client: mgr.GetClient(), Pods: o.Pods, PodCreateGuard: o.PodCreateGuard}).
+		WithValidator(&AtValidator{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Pods: o.Pods, PodCreateGuard: o.PodCreateGuard}).
 		Complete()
 }
 

@@ -1,0 +1,64 @@
+package webhook
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
+)
+
+// TestImmutableOnceItsPodExists: the controller creates an At's Pod first and
+// records the attempt in the status when the Pod's watch event comes back.
+// In between, the status counts no attempt (so the CRD's CEL rule lets the
+// spec change), but the Pod runs: the validator reads the Pod and refuses.
+func TestImmutableOnceItsPodExists(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := newNamespace(t)
+	at := &cnatv1beta1.At{
+		ObjectMeta: metav1.ObjectMeta{Name: "in-flight", Namespace: ns},
+		// Far ahead, so the suite's controller does not fire it itself.
+		Spec: cnatv1beta1.AtSpec{Schedule: time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339), Command: "echo before"},
+	}
+	g.Expect(adminClient.Create(ctx, at)).To(Succeed())
+	v := &AtValidator{Client: adminClient, Reader: adminClient, Pods: apply.PodOptions{DefaultImage: "busybox:1.37"}}
+	changed := at.DeepCopy()
+	changed.Spec.Command = "echo after"
+
+	_, err := v.ValidateUpdate(ctx, at, changed)
+	g.Expect(err).NotTo(HaveOccurred(), "no Pod yet: the spec may change")
+
+	foreign := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: apply.PodName(at, 1), Namespace: ns},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	g.Expect(adminClient.Create(ctx, foreign)).To(Succeed())
+	_, err = v.ValidateUpdate(ctx, at, changed)
+	g.Expect(err).NotTo(HaveOccurred(), "a Pod of that name that is not the At's started nothing")
+	g.Expect(adminClient.Delete(ctx, foreign, client.GracePeriodSeconds(0))).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(adminClient.Get(ctx, client.ObjectKeyFromObject(foreign), &corev1.Pod{}))
+	}).Should(BeTrue())
+
+	pod, err := apply.NewPod(at, 1, time.Now(), apply.PodOptions{DefaultImage: "busybox:1.37"})
+	g.Expect(err).NotTo(HaveOccurred())
+	pod.Finalizers = nil // so the test's namespace can go
+	g.Expect(adminClient.Create(ctx, pod)).To(Succeed())
+	g.Expect(at.Status.Attempts).To(BeZero())
+	_, err = v.ValidateUpdate(ctx, at, changed)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got: %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("spec.command: Forbidden: spec.command cannot change once the At has fired"))
+
+	suspended := at.DeepCopy()
+	suspended.Spec.Suspend = ptr.To(true)
+	_, err = v.ValidateUpdate(ctx, at, suspended)
+	g.Expect(err).NotTo(HaveOccurred(), "what does not change the run may still change")
+}
