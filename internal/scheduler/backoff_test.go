@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
+
 	"github.com/programming-kubernetes/cnat/internal/scheduler"
 )
 
@@ -30,9 +32,8 @@ func TestRetryDelay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := scheduler.RetryDelay(tt.failed); got != tt.want {
-				t.Errorf("RetryDelay(%d) = %v, want %v", tt.failed, got, tt.want)
-			}
+			g := NewWithT(t)
+			g.Expect(scheduler.RetryDelay(tt.failed)).To(Equal(tt.want))
 		})
 	}
 }

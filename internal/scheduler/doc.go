@@ -60,15 +60,30 @@
 // documentation describes for the failed pods of a Job: 10s, 20s, 40s, ...
 // up to six minutes.
 //
+// # Errors
+//
+// A schedule ParseSchedule cannot read is a *ScheduleError, a time zone it
+// cannot use a *TimeZoneError. Both hold the rejected value and a detail
+// that says what is wrong and which forms are accepted, which is what a
+// Kubernetes field error needs: the webhook turns them into errors on
+// spec.schedule and spec.timeZone. Their Error methods word them the same
+// way, for the status conditions and events the controller writes.
+//
 // # For maintainers
 //
-// Do not use time.Date to read wall-clock times in a zone: what it returns
-// in gaps and overlaps is unspecified, and for some of them it differs from
-// the rules above. resolveWallClock computes the candidate instants
-// explicitly instead, relying on two properties of the tz database: every
-// offset is smaller than a day, and offset changes are more than two days
-// apart. FuzzParseSchedule checks it against a brute-force search that
-// relies on neither. Keep every error built by
-// invalidSchedule or invalidTimeZone, so that each one names its field and
-// lists the accepted forms.
+// time.Parse reads the schedule and checks the calendar. It accepts more
+// than the documented grammar: a one-digit hour, a comma before the
+// fraction, more than nine fraction digits, year 0000 and offsets of 24
+// hours or 60 minutes; a pattern and a few checks in front of it refuse
+// those. FuzzParseSchedule checks that exactly the documented grammar is
+// accepted, reading it independently by formatting times back.
+//
+// Do not use time.Date or time.ParseInLocation to read wall-clock times in a
+// zone: what they return in gaps and overlaps is unspecified, and for some
+// of them it differs from the rules above. resolveWallClock computes the
+// candidate instants explicitly instead, relying on two properties of the tz
+// database: every offset is smaller than a day, and offset changes are more
+// than two days apart. FuzzParseSchedule checks it against a brute-force
+// search that relies on neither. Keep every error built by invalidSchedule
+// or invalidTimeZone, so that each one lists the accepted forms.
 package scheduler

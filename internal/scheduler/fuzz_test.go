@@ -1,17 +1,20 @@
 package scheduler_test
 
 import (
-	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	. "github.com/onsi/gomega"
 
 	"github.com/programming-kubernetes/cnat/internal/scheduler"
 )
 
-// FuzzParseSchedule checks ParseSchedule against the standard library's
-// parser and against a brute-force search for the instants that show a
-// wall-clock time, which shares no code with the resolution it checks.
+// FuzzParseSchedule checks that ParseSchedule accepts exactly the schedules
+// of the documented grammar, read as the standard library reads them, and
+// checks wall-clock times against a brute-force search for the instants
+// that show them, which shares no code with the resolution it checks.
 func FuzzParseSchedule(f *testing.F) {
 	seeds := []struct{ schedule, timeZone string }{
 		{"2026-11-21T09:00:00Z", ""},
@@ -41,103 +44,134 @@ func FuzzParseSchedule(f *testing.F) {
 		{"0001-01-01T00:00:00+01:00", ""},
 		{"10000-01-01T00:00:00Z", ""},
 		{"2026-11-21T09:00:00Z                                             ", ""},
+		// What time.Parse accepts and the grammar does not.
+		{"2026-11-21T9:00:00Z", ""},
+		{"2026-11-21T09:00:00,5Z", ""},
+		{"2026-11-21T09:00:00.1234567891Z", ""},
+		{"2026-11-21T09:00:00+24:00", ""},
+		{"2026-11-21T09:00:00-01:60", ""},
+		{"0000-12-31T23:30:00-01:00", ""},
+		{"0000-12-31T23:30", "America/New_York"},
+		{"2026-11-21T9:00", "Europe/Berlin"},
+		{"2026-11-21T09:00:00,5", "Europe/Berlin"},
 	}
 	for _, seed := range seeds {
 		f.Add(seed.schedule, seed.timeZone)
 	}
 
 	f.Fuzz(func(t *testing.T, schedule, timeZone string) {
+		g := NewWithT(t)
 		got, err := scheduler.ParseSchedule(schedule, timeZone)
+		written, documented := documentedSchedule(schedule, timeZone != "")
 		if err != nil {
-			checkScheduleError(t, err, schedule, timeZone)
+			field := checkScheduleError(g, err, schedule, timeZone)
+			if field == fieldSchedule && documented {
+				// Only the year in UTC can refuse a documented schedule, and
+				// only on the first or last day of the range: offsets are
+				// smaller than a day.
+				g.Expect(err).To(MatchError(ContainSubstring("the time falls outside the years 0001 to 9999 in UTC")), "refuses the documented %q, %q", schedule, timeZone)
+				g.Expect(written.Format(time.DateOnly)).To(BeElementOf("0001-01-01", "9999-12-31"))
+			}
 			return
 		}
-		if len(schedule) > scheduler.MaxScheduleLength {
-			t.Fatalf("ParseSchedule accepted a schedule of %d bytes", len(schedule))
-		}
-		if year := got.UTC().Year(); year < 1 || year > 9999 {
-			t.Fatalf("ParseSchedule(%q, %q) = %v, outside the years 0001 to 9999", schedule, timeZone, got)
-		}
+		g.Expect(len(schedule)).To(BeNumerically("<=", scheduler.MaxScheduleLength), "the length of an accepted schedule")
+		g.Expect(documented).To(BeTrue(), "ParseSchedule(%q, %q) accepts what the documented grammar does not", schedule, timeZone)
+		g.Expect(got.UTC().Year()).To(BeNumerically(">=", 1), "ParseSchedule(%q, %q) = %v, in the years 0001 to 9999", schedule, timeZone, got)
+		g.Expect(got.UTC().Year()).To(BeNumerically("<=", 9999), "ParseSchedule(%q, %q) = %v, in the years 0001 to 9999", schedule, timeZone, got)
 		if timeZone == "" {
-			checkInstant(t, schedule, got)
+			checkInstant(g, schedule, got, written)
 		} else {
-			checkWallClock(t, schedule, timeZone, got)
+			checkWallClock(g, schedule, timeZone, got, written)
 		}
 	})
 }
 
-func checkScheduleError(t *testing.T, err error, schedule, timeZone string) {
-	t.Helper()
-	var se *scheduler.ScheduleError
-	if !errors.As(err, &se) {
-		t.Fatalf("ParseSchedule(%q, %q) error %v is a %T, want a *ScheduleError", schedule, timeZone, err, err)
+// documentedSchedule reads schedule by the grammar the package documents,
+// sharing the standard library with ParseSchedule but not its pattern or
+// checks: a documented schedule is, byte for byte and up to the spelling of
+// a zero offset, what formatting the time it denotes gives, with seconds and
+// an offset without a time zone, without an offset with one. It returns the
+// time as written (in the written offset, or in UTC as a stand-in for a
+// wall-clock time) and whether schedule is one; the year in UTC is left to
+// the caller.
+func documentedSchedule(schedule string, zoned bool) (time.Time, bool) {
+	seconds := []string{":05"}
+	for fraction := ".0"; len(fraction) <= 10; fraction += "0" {
+		seconds = append(seconds, ":05"+fraction)
 	}
-	switch {
-	case se.Field == scheduler.FieldSchedule && se.Value == schedule:
-	case se.Field == scheduler.FieldTimeZone && se.Value == timeZone:
-	default:
-		t.Fatalf("ParseSchedule(%q, %q) error names %s=%q, want one of the arguments", schedule, timeZone, se.Field, se.Value)
+	offsets := []string{"Z07:00", "-07:00"} // "Z" or "+00:00" for a zero offset
+	if zoned {
+		seconds = append(seconds, "")
+		offsets = []string{""}
 	}
-	if se.Detail == "" {
-		t.Fatalf("ParseSchedule(%q, %q) error has no detail", schedule, timeZone)
+	for _, sec := range seconds {
+		for _, offset := range offsets {
+			layout := "2006-01-02T15:04" + sec + offset
+			t, err := time.ParseInLocation(layout, schedule, time.UTC)
+			if err != nil {
+				continue
+			}
+			formatted := t.Format(layout)
+			if zero, ok := strings.CutSuffix(formatted, "+00:00"); ok && schedule == zero+"-00:00" {
+				formatted = schedule // RFC 3339's "unknown local offset"
+			}
+			if _, zone := t.Zone(); formatted == schedule && t.Year() >= 1 && -24*3600 < zone && zone < 24*3600 {
+				return t, true
+			}
+		}
 	}
-	if n := len(se.Error()); n > 1024 {
-		t.Fatalf("ParseSchedule(%q, %q) error message has %d bytes", schedule, timeZone, n)
-	}
+	return time.Time{}, false
 }
 
-// checkInstant checks a schedule with an offset: the result must survive a
-// round trip through RFC 3339 and agree with time.Parse, which accepts more.
-func checkInstant(t *testing.T, schedule string, got time.Time) {
-	t.Helper()
+// checkScheduleError checks that an error names one of the arguments, the
+// way the webhook reads it, and returns the field it names.
+func checkScheduleError(g Gomega, err error, schedule, timeZone string) string {
+	field, value, detail := fieldOf(err)
+	switch field {
+	case fieldSchedule:
+		g.Expect(value).To(Equal(schedule), "the value a schedule error names")
+	case fieldTimeZone:
+		g.Expect(value).To(Equal(timeZone), "the value a time zone error names")
+	default:
+		g.Expect(err).To(BeNil(), "ParseSchedule(%q, %q) returns a *ScheduleError or *TimeZoneError", schedule, timeZone)
+	}
+	g.Expect(detail).NotTo(BeEmpty(), "ParseSchedule(%q, %q) error has a detail", schedule, timeZone)
+	g.Expect(len(err.Error())).To(BeNumerically("<=", 1024), "the length of the error message")
+	return field
+}
+
+// checkInstant checks a schedule with an offset: the result must be the
+// documented reading, offset included, survive a round trip through
+// RFC 3339 and agree with time.Parse, which accepts more.
+func checkInstant(g Gomega, schedule string, got, written time.Time) {
+	g.Expect(got.Format(time.RFC3339Nano)).To(Equal(written.Format(time.RFC3339Nano)), "ParseSchedule(%q)", schedule)
 	formatted := got.Format(time.RFC3339Nano)
 	back, err := time.Parse(time.RFC3339Nano, formatted)
-	if err != nil || !back.Equal(got) {
-		t.Fatalf("ParseSchedule(%q) = %s, which parses back as %v, %v", schedule, formatted, back, err)
-	}
+	g.Expect(err).NotTo(HaveOccurred(), "ParseSchedule(%q) = %s parses back", schedule, formatted)
+	g.Expect(back.Equal(got)).To(BeTrue(), "ParseSchedule(%q) = %s parses back as %v", schedule, formatted, back)
 	std, err := time.Parse(time.RFC3339, schedule)
-	if err != nil || !std.Equal(got) {
-		t.Fatalf("ParseSchedule(%q) = %v, but time.Parse gives %v, %v", schedule, got, std, err)
-	}
+	g.Expect(err).NotTo(HaveOccurred(), "time.Parse(%q)", schedule)
+	g.Expect(std.Equal(got)).To(BeTrue(), "ParseSchedule(%q) = %v, but time.Parse gives %v", schedule, got, std)
 }
 
 // checkWallClock checks a wall-clock schedule: the result must show the wall
 // time, at its earliest occurrence, unless the wall time does not exist, in
 // which case the result must be moved forward by the length of the gap.
-func checkWallClock(t *testing.T, schedule, timeZone string, got time.Time) {
-	t.Helper()
+func checkWallClock(g Gomega, schedule, timeZone string, got, wall time.Time) {
 	loc, err := time.LoadLocation(timeZone)
-	if err != nil {
-		t.Fatalf("ParseSchedule accepted zone %q, which time.LoadLocation rejects: %v", timeZone, err)
-	}
-	if got.Location().String() != timeZone {
-		t.Fatalf("ParseSchedule(%q, %q) is in %s, want the given zone", schedule, timeZone, got.Location())
-	}
-	layout := "2006-01-02T15:04:05"
-	if len(schedule) == len("2006-01-02T15:04") {
-		layout = "2006-01-02T15:04"
-	}
-	wall, err := time.Parse(layout, schedule)
-	if err != nil {
-		t.Fatalf("ParseSchedule accepted %q, which time.Parse rejects: %v", schedule, err)
-	}
+	g.Expect(err).NotTo(HaveOccurred(), "ParseSchedule accepted zone %q, which time.LoadLocation rejects", timeZone)
+	g.Expect(got.Location().String()).To(Equal(timeZone), "ParseSchedule(%q, %q) is in the given zone", schedule, timeZone)
 
 	occurrences := instantsShowing(wall, loc)
 	if len(occurrences) > 0 {
-		if !got.Equal(occurrences[0]) {
-			t.Fatalf("ParseSchedule(%q, %q) = %v, want the first occurrence %v", schedule, timeZone, got, occurrences[0].In(loc))
-		}
+		g.Expect(got.Equal(occurrences[0])).To(BeTrue(), "ParseSchedule(%q, %q) = %v, want the first occurrence %v", schedule, timeZone, got, occurrences[0].In(loc))
 		return
 	}
 	shift := wallClock(got).Sub(wall)
-	if shift <= 0 || shift > 24*time.Hour {
-		t.Fatalf("ParseSchedule(%q, %q) = %v, for a time in a gap, want it later by the length of the gap", schedule, timeZone, got)
-	}
+	g.Expect(shift).To(And(BeNumerically(">", 0), BeNumerically("<=", 24*time.Hour)), "ParseSchedule(%q, %q) = %v, for a time in a gap, want it later by the length of the gap", schedule, timeZone, got)
 	_, offsetAfter := got.Zone()
 	_, offsetBefore := got.Add(-shift).In(loc).Zone()
-	if gap := time.Duration(offsetAfter-offsetBefore) * time.Second; gap != shift {
-		t.Fatalf("ParseSchedule(%q, %q) = %v, moved by %v across a gap of %v", schedule, timeZone, got, shift, gap)
-	}
+	g.Expect(time.Duration(offsetAfter-offsetBefore)*time.Second).To(Equal(shift), "ParseSchedule(%q, %q) = %v, moved by the length of the gap", schedule, timeZone, got)
 }
 
 // instantsShowing returns, in order, the instants at which clocks in loc

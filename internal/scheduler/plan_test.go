@@ -5,18 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
 
 	"github.com/programming-kubernetes/cnat/internal/scheduler"
 )
 
 func TestPlanDecide(t *testing.T) {
+	g := NewWithT(t)
 	scheduled := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	deadline := func(seconds int64) *int64 { return &seconds }
 	berlin, err := time.LoadLocation("Europe/Berlin")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
 
 	tests := []struct {
 		name string
@@ -195,10 +194,8 @@ func TestPlanDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.plan.Decide(tt.now)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Decide(%v) mismatch (-want +got):\n%s", tt.now, diff)
-			}
+			g := NewWithT(t)
+			g.Expect(tt.plan.Decide(tt.now)).To(BeComparableTo(tt.want), "Decide(%v)", tt.now)
 		})
 	}
 }
@@ -218,9 +215,8 @@ func TestActionString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.action.String(); got != tt.want {
-				t.Errorf("String() = %q, want %q", got, tt.want)
-			}
+			g := NewWithT(t)
+			g.Expect(tt.action.String()).To(Equal(tt.want))
 		})
 	}
 }

@@ -7,8 +7,31 @@ import (
 	"time"
 	_ "time/tzdata" // Resolve zones even where the machine has no tz database.
 
+	. "github.com/onsi/gomega"
+
 	"github.com/programming-kubernetes/cnat/internal/scheduler"
 )
+
+// The fields a scheduler error is about, as the webhook names them.
+const (
+	fieldSchedule = "spec.schedule"
+	fieldTimeZone = "spec.timeZone"
+)
+
+// fieldOf returns the field a scheduler error is about, the value it
+// rejects and what it says about it, the way the webhook reads them; it
+// returns empty strings for any other error.
+func fieldOf(err error) (field, value, detail string) {
+	var se *scheduler.ScheduleError
+	var ze *scheduler.TimeZoneError
+	switch {
+	case errors.As(err, &se):
+		return fieldSchedule, se.Value, se.Detail
+	case errors.As(err, &ze):
+		return fieldTimeZone, ze.Value, ze.Detail
+	}
+	return "", "", ""
+}
 
 func TestParseSchedule(t *testing.T) {
 	tests := []struct {
@@ -69,15 +92,12 @@ func TestParseSchedule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
 			got, err := scheduler.ParseSchedule(tt.schedule, tt.timeZone)
-			if err != nil {
-				t.Fatalf("ParseSchedule(%q, %q) failed: %v", tt.schedule, tt.timeZone, err)
-			}
-			if s := got.Format(time.RFC3339Nano); s != tt.want {
-				t.Errorf("ParseSchedule(%q, %q) = %s, want %s", tt.schedule, tt.timeZone, s, tt.want)
-			}
-			if tt.timeZone != "" && got.Location().String() != tt.timeZone {
-				t.Errorf("ParseSchedule(%q, %q) is in %s, want it in the given zone", tt.schedule, tt.timeZone, got.Location())
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.Format(time.RFC3339Nano)).To(Equal(tt.want))
+			if tt.timeZone != "" {
+				g.Expect(got.Location().String()).To(Equal(tt.timeZone), "in the given zone")
 			}
 		})
 	}
@@ -92,85 +112,73 @@ func TestParseScheduleErrors(t *testing.T) {
 		// wantProblem must appear in the error's Detail.
 		wantProblem string
 	}{
-		{name: "not a time", schedule: "tomorrow", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time with an offset"},
-		{name: "empty", schedule: "", wantField: scheduler.FieldSchedule, wantProblem: "is empty"},
-		{name: "empty with zone", schedule: "", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "is empty"},
-		{name: "64 bytes is read", schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 44), wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "65 bytes", schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 45), wantField: scheduler.FieldSchedule, wantProblem: "is 65 bytes long, more than the 64 allowed"},
-		{name: "lowercase t", schedule: "2026-11-21t09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "T and Z must be uppercase"},
-		{name: "lowercase z", schedule: "2026-11-21T09:00:00z", wantField: scheduler.FieldSchedule, wantProblem: "T and Z must be uppercase"},
-		{name: "lowercase t with zone", schedule: "2026-11-21t09:00", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "T and Z must be uppercase"},
-		{name: "space instead of T", schedule: "2026-11-21 09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "separated by T"},
-		{name: "date only", schedule: "2026-11-21", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "one-digit hour", schedule: "2026-11-21T9:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "comma before fraction", schedule: "2026-11-21T09:00:00,5Z", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "empty fraction", schedule: "2026-11-21T09:00:00.Z", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "ten fraction digits", schedule: "2026-11-21T09:00:00.1234567891Z", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "fraction without seconds", schedule: "2026-11-21T09:00.5", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "must be a wall-clock time without offset"},
-		{name: "offset without colon", schedule: "2026-11-21T09:00:00+0100", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "trailing text", schedule: "2026-11-21T09:00:00Z ", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "non-ASCII digits", schedule: "２０２６-11-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "not a time", schedule: "tomorrow", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time with an offset"},
+		{name: "empty", schedule: "", wantField: fieldSchedule, wantProblem: "is empty"},
+		{name: "empty with zone", schedule: "", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "is empty"},
+		{name: "64 bytes is read", schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 44), wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "65 bytes", schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 45), wantField: fieldSchedule, wantProblem: "is 65 bytes long, more than the 64 allowed"},
+		{name: "lowercase t", schedule: "2026-11-21t09:00:00Z", wantField: fieldSchedule, wantProblem: "T and Z must be uppercase"},
+		{name: "lowercase z", schedule: "2026-11-21T09:00:00z", wantField: fieldSchedule, wantProblem: "T and Z must be uppercase"},
+		{name: "lowercase t with zone", schedule: "2026-11-21t09:00", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "T and Z must be uppercase"},
+		{name: "space instead of T", schedule: "2026-11-21 09:00:00Z", wantField: fieldSchedule, wantProblem: "separated by T"},
+		{name: "date only", schedule: "2026-11-21", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "one-digit hour", schedule: "2026-11-21T9:00:00Z", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "comma before fraction", schedule: "2026-11-21T09:00:00,5Z", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "empty fraction", schedule: "2026-11-21T09:00:00.Z", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "ten fraction digits", schedule: "2026-11-21T09:00:00.1234567891Z", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "fraction without seconds", schedule: "2026-11-21T09:00.5", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "must be a wall-clock time without offset"},
+		{name: "offset without colon", schedule: "2026-11-21T09:00:00+0100", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "trailing text", schedule: "2026-11-21T09:00:00Z ", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "non-ASCII digits", schedule: "２０２６-11-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
 
-		{name: "no offset without zone", schedule: "2026-11-21T09:00:00", wantField: scheduler.FieldSchedule, wantProblem: "a time without offset requires spec.timeZone"},
-		{name: "no offset and no seconds without zone", schedule: "2026-11-21T09:00", wantField: scheduler.FieldSchedule, wantProblem: "a time without offset requires spec.timeZone"},
-		{name: "no seconds with offset", schedule: "2026-11-21T09:00Z", wantField: scheduler.FieldSchedule, wantProblem: "RFC 3339 requires seconds"},
-		{name: "offset with zone", schedule: "2026-11-21T09:00:00+01:00", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "remove the offset or the timeZone"},
-		{name: "Z with zone", schedule: "2026-11-21T09:00:00Z", timeZone: "UTC", wantField: scheduler.FieldSchedule, wantProblem: "remove the offset or the timeZone"},
+		{name: "no offset without zone", schedule: "2026-11-21T09:00:00", wantField: fieldSchedule, wantProblem: "a time without offset requires spec.timeZone"},
+		{name: "no offset and no seconds without zone", schedule: "2026-11-21T09:00", wantField: fieldSchedule, wantProblem: "a time without offset requires spec.timeZone"},
+		{name: "no seconds with offset", schedule: "2026-11-21T09:00Z", wantField: fieldSchedule, wantProblem: "RFC 3339 requires seconds"},
+		{name: "offset with zone", schedule: "2026-11-21T09:00:00+01:00", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "remove the offset or the timeZone"},
+		{name: "Z with zone", schedule: "2026-11-21T09:00:00Z", timeZone: "UTC", wantField: fieldSchedule, wantProblem: "remove the offset or the timeZone"},
 
-		{name: "month 13", schedule: "2026-13-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the month must be between 01 and 12"},
-		{name: "month 0", schedule: "2026-00-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the month must be between 01 and 12"},
-		{name: "day 0", schedule: "2026-11-00T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "November 2026 has no day 00"},
-		{name: "February 29 in a common year", schedule: "2026-02-29T09:00", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "February 2026 has no day 29"},
-		{name: "hour 24", schedule: "2026-11-21T24:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the hour must be between 00 and 23"},
-		{name: "minute 60", schedule: "2026-11-21T09:60:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the minute must be between 00 and 59"},
-		{name: "leap second", schedule: "2016-12-31T23:59:60Z", wantField: scheduler.FieldSchedule, wantProblem: "the second must be between 00 and 59"},
-		{name: "offset hour 24", schedule: "2026-11-21T09:00:00+24:00", wantField: scheduler.FieldSchedule, wantProblem: "the offset must be between -23:59 and +23:59"},
-		{name: "offset minute 60", schedule: "2026-11-21T09:00:00-01:60", wantField: scheduler.FieldSchedule, wantProblem: "the offset must be between -23:59 and +23:59"},
+		{name: "month 13", schedule: "2026-13-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "the month must be between 01 and 12"},
+		{name: "month 0", schedule: "2026-00-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "the month must be between 01 and 12"},
+		{name: "day 0", schedule: "2026-11-00T09:00:00Z", wantField: fieldSchedule, wantProblem: "November 2026 has no day 00"},
+		{name: "February 29 in a common year", schedule: "2026-02-29T09:00", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "February 2026 has no day 29"},
+		{name: "hour 24", schedule: "2026-11-21T24:00:00Z", wantField: fieldSchedule, wantProblem: "the hour must be between 00 and 23"},
+		{name: "minute 60", schedule: "2026-11-21T09:60:00Z", wantField: fieldSchedule, wantProblem: "the minute must be between 00 and 59"},
+		{name: "leap second", schedule: "2016-12-31T23:59:60Z", wantField: fieldSchedule, wantProblem: "the second must be between 00 and 59"},
+		{name: "offset hour 24", schedule: "2026-11-21T09:00:00+24:00", wantField: fieldSchedule, wantProblem: "the offset must be between -23:59 and +23:59"},
+		{name: "offset minute 60", schedule: "2026-11-21T09:00:00-01:60", wantField: fieldSchedule, wantProblem: "the offset must be between -23:59 and +23:59"},
 
-		{name: "year 0000", schedule: "0000-11-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
-		{name: "year 10000", schedule: "10000-11-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
-		{name: "negative year", schedule: "-0001-11-21T09:00:00Z", wantField: scheduler.FieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
-		{name: "signed year", schedule: "+2026-11-21T09:00", timeZone: "Europe/Berlin", wantField: scheduler.FieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
-		{name: "before year 0001 in UTC", schedule: "0001-01-01T00:00:00+01:00", wantField: scheduler.FieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
-		{name: "after year 9999 in UTC", schedule: "9999-12-31T23:00:00-01:00", wantField: scheduler.FieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
-		{name: "zone before year 0001 in UTC", schedule: "0001-01-01T00:00", timeZone: "Asia/Tokyo", wantField: scheduler.FieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
-		{name: "zone after year 9999 in UTC", schedule: "9999-12-31T23:30", timeZone: "America/New_York", wantField: scheduler.FieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+		{name: "year 0000", schedule: "0000-11-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "year 10000", schedule: "10000-11-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "negative year", schedule: "-0001-11-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "signed year", schedule: "+2026-11-21T09:00", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "before year 0001 in UTC", schedule: "0001-01-01T00:00:00+01:00", wantField: fieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+		{name: "after year 9999 in UTC", schedule: "9999-12-31T23:00:00-01:00", wantField: fieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+		{name: "zone before year 0001 in UTC", schedule: "0001-01-01T00:00", timeZone: "Asia/Tokyo", wantField: fieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+		{name: "zone after year 9999 in UTC", schedule: "9999-12-31T23:30", timeZone: "America/New_York", wantField: fieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
 
-		{name: "unknown zone", schedule: "2026-11-21T09:00", timeZone: "Mars/Olympus_Mons", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
-		{name: "Local", schedule: "2026-11-21T09:00", timeZone: "Local", wantField: scheduler.FieldTimeZone, wantProblem: `"Local" is the time zone of the controller's machine`},
-		{name: "Local in lowercase", schedule: "2026-11-21T09:00", timeZone: "local", wantField: scheduler.FieldTimeZone, wantProblem: `"Local" is the time zone of the controller's machine`},
-		{name: "zone with a path", schedule: "2026-11-21T09:00", timeZone: "../../etc/localtime", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
-		{name: "absolute zone path", schedule: "2026-11-21T09:00", timeZone: "/usr/share/zoneinfo/UTC", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
-		{name: "zone with spaces", schedule: "2026-11-21T09:00", timeZone: " Europe/Berlin", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
-		{name: "abbreviation", schedule: "2026-11-21T09:00", timeZone: "CEST", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
-		{name: "zone checked before schedule", schedule: "tomorrow", timeZone: "Mars/Olympus_Mons", wantField: scheduler.FieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "unknown zone", schedule: "2026-11-21T09:00", timeZone: "Mars/Olympus_Mons", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "Local", schedule: "2026-11-21T09:00", timeZone: "Local", wantField: fieldTimeZone, wantProblem: `"Local" is the time zone of the controller's machine`},
+		{name: "Local in lowercase", schedule: "2026-11-21T09:00", timeZone: "local", wantField: fieldTimeZone, wantProblem: `"Local" is the time zone of the controller's machine`},
+		{name: "zone with a path", schedule: "2026-11-21T09:00", timeZone: "../../etc/localtime", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "absolute zone path", schedule: "2026-11-21T09:00", timeZone: "/usr/share/zoneinfo/UTC", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "zone with spaces", schedule: "2026-11-21T09:00", timeZone: " Europe/Berlin", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "abbreviation", schedule: "2026-11-21T09:00", timeZone: "CEST", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "zone checked before schedule", schedule: "tomorrow", timeZone: "Mars/Olympus_Mons", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := scheduler.ParseSchedule(tt.schedule, tt.timeZone)
-			if err == nil {
-				t.Fatalf("ParseSchedule(%q, %q) = %v, want an error", tt.schedule, tt.timeZone, got)
-			}
-			var se *scheduler.ScheduleError
-			if !errors.As(err, &se) {
-				t.Fatalf("ParseSchedule(%q, %q) error %v is a %T, want a *ScheduleError", tt.schedule, tt.timeZone, err, err)
-			}
-			if se.Field != tt.wantField {
-				t.Errorf("Field = %q, want %q", se.Field, tt.wantField)
-			}
+			g := NewWithT(t)
+			_, err := scheduler.ParseSchedule(tt.schedule, tt.timeZone)
+			g.Expect(err).To(HaveOccurred())
+			field, value, detail := fieldOf(err)
+			g.Expect(field).To(Equal(tt.wantField), "the error is a *ScheduleError or *TimeZoneError about this field: %v", err)
 			wantValue := tt.schedule
-			if tt.wantField == scheduler.FieldTimeZone {
+			if tt.wantField == fieldTimeZone {
 				wantValue = tt.timeZone
 			}
-			if se.Value != wantValue {
-				t.Errorf("Value = %q, want %q", se.Value, wantValue)
-			}
-			if !strings.Contains(se.Detail, tt.wantProblem) {
-				t.Errorf("Detail = %q, want it to contain %q", se.Detail, tt.wantProblem)
-			}
-			if !strings.Contains(se.Detail, "such as") {
-				t.Errorf("Detail = %q, want it to list the accepted forms", se.Detail)
-			}
+			g.Expect(value).To(Equal(wantValue))
+			g.Expect(detail).To(ContainSubstring(tt.wantProblem))
+			g.Expect(detail).To(ContainSubstring("such as"), "lists the accepted forms")
 		})
 	}
 }
@@ -178,30 +186,29 @@ func TestParseScheduleErrors(t *testing.T) {
 func TestScheduleErrorError(t *testing.T) {
 	tests := []struct {
 		name string
-		err  *scheduler.ScheduleError
+		err  error
 		want string
 	}{
 		{
 			name: "short value",
-			err:  &scheduler.ScheduleError{Field: scheduler.FieldSchedule, Value: "tomorrow", Detail: "must be a time"},
+			err:  &scheduler.ScheduleError{Value: "tomorrow", Detail: "must be a time"},
 			want: `spec.schedule: Invalid value: "tomorrow": must be a time`,
 		},
 		{
 			name: "long value is cut",
-			err:  &scheduler.ScheduleError{Field: scheduler.FieldSchedule, Value: strings.Repeat("a", 100), Detail: "is too long"},
+			err:  &scheduler.ScheduleError{Value: strings.Repeat("a", 100), Detail: "is too long"},
 			want: `spec.schedule: Invalid value: "` + strings.Repeat("a", 64) + `...": is too long`,
 		},
 		{
 			name: "long value is cut between characters",
-			err:  &scheduler.ScheduleError{Field: scheduler.FieldTimeZone, Value: strings.Repeat("a", 63) + "ä", Detail: "unknown time zone"},
+			err:  &scheduler.TimeZoneError{Value: strings.Repeat("a", 63) + "ä", Detail: "unknown time zone"},
 			want: `spec.timeZone: Invalid value: "` + strings.Repeat("a", 63) + `...": unknown time zone`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.err.Error(); got != tt.want {
-				t.Errorf("Error() = %s, want %s", got, tt.want)
-			}
+			g := NewWithT(t)
+			g.Expect(tt.err.Error()).To(Equal(tt.want))
 		})
 	}
 }
@@ -240,13 +247,9 @@ func TestParseScheduleMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
 			_, err := scheduler.ParseSchedule(tt.schedule, tt.timeZone)
-			if err == nil {
-				t.Fatalf("ParseSchedule(%q, %q) succeeded, want an error", tt.schedule, tt.timeZone)
-			}
-			if got := err.Error(); got != tt.want {
-				t.Errorf("ParseSchedule(%q, %q) error:\n got %s\nwant %s", tt.schedule, tt.timeZone, got, tt.want)
-			}
+			g.Expect(err).To(MatchError(tt.want))
 		})
 	}
 }

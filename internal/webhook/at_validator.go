@@ -98,11 +98,7 @@ func validateAt(at *cnatv1beta1.At) field.ErrorList {
 	}
 	spec := field.NewPath("spec")
 	if _, err := scheduler.ParseSchedule(at.Spec.Schedule, ptr.Deref(at.Spec.TimeZone, "")); err != nil {
-		var se *scheduler.ScheduleError
-		if !errors.As(err, &se) {
-			return append(errs, field.Invalid(spec.Child("schedule"), at.Spec.Schedule, err.Error()))
-		}
-		errs = append(errs, field.Invalid(fieldPath(se.Field), se.Value, se.Detail))
+		errs = append(errs, scheduleError(spec, at, err))
 	}
 	errs = append(errs, validateLimits(at)...)
 	if at.Spec.Command == "" && at.Spec.Template == nil {
@@ -141,14 +137,18 @@ func validateImmutableOnceFired(old, at *cnatv1beta1.At) field.ErrorList {
 	return errs
 }
 
-// fieldPath turns "spec.timeZone" into a field path.
-func fieldPath(dotted string) *field.Path {
-	switch dotted {
-	case scheduler.FieldTimeZone:
-		return field.NewPath("spec", "timeZone")
-	default:
-		return field.NewPath("spec", "schedule")
+// scheduleError turns an error of scheduler.ParseSchedule into the field
+// error of the field it is about, with the scheduler's own wording.
+func scheduleError(spec *field.Path, at *cnatv1beta1.At, err error) *field.Error {
+	var se *scheduler.ScheduleError
+	var ze *scheduler.TimeZoneError
+	switch {
+	case errors.As(err, &ze):
+		return field.Invalid(spec.Child("timeZone"), ze.Value, ze.Detail)
+	case errors.As(err, &se):
+		return field.Invalid(spec.Child("schedule"), se.Value, se.Detail)
 	}
+	return field.Invalid(spec.Child("schedule"), at.Spec.Schedule, err.Error())
 }
 
 func invalid(at *cnatv1beta1.At, errs field.ErrorList) error {

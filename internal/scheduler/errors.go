@@ -1,0 +1,74 @@
+package scheduler
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// ScheduleError reports a schedule that is not a time ParseSchedule reads,
+// or is not one in the form the time zone (or its absence) calls for.
+type ScheduleError struct {
+	// Value is the rejected schedule, as given.
+	Value string
+	// Detail says what is wrong with Value and which forms are accepted.
+	Detail string
+}
+
+// Error words e as the API server words an invalid spec.schedule, for
+// callers that report it outside an admission response.
+func (e *ScheduleError) Error() string { return invalidValue("spec.schedule", e.Value, e.Detail) }
+
+// TimeZoneError reports a time zone that is not a zone of the IANA tz
+// database, or is "Local".
+type TimeZoneError struct {
+	// Value is the rejected time zone name, as given.
+	Value string
+	// Detail says what is wrong with Value and which names are accepted.
+	Detail string
+}
+
+// Error words e as the API server words an invalid spec.timeZone.
+func (e *TimeZoneError) Error() string { return invalidValue("spec.timeZone", e.Value, e.Detail) }
+
+// invalidValue formats like a Kubernetes field error, quoting at most
+// MaxScheduleLength bytes of the value.
+func invalidValue(field, value, detail string) string {
+	if len(value) > MaxScheduleLength {
+		cut := MaxScheduleLength
+		for cut > 0 && !utf8.RuneStart(value[cut]) {
+			cut--
+		}
+		value = value[:cut] + "..."
+	}
+	return fmt.Sprintf("%s: Invalid value: %q: %s", field, value, detail)
+}
+
+// The accepted forms, as every error spells them out.
+const (
+	instantForms   = "must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone"
+	wallClockForms = "must be a wall-clock time without offset, such as 2026-11-21T09:00:00 or 2026-11-21T09:00, because spec.timeZone is set"
+	timeZoneForms  = "must be a time zone name from the IANA tz database, such as Europe/Berlin, America/New_York or UTC"
+)
+
+// invalidSchedule builds every ScheduleError: the problem, when one more
+// specific than "not an accepted form" is known, followed by the forms
+// accepted with or without a time zone.
+func invalidSchedule(schedule string, zoned bool, problem string) *ScheduleError {
+	forms := instantForms
+	if zoned {
+		forms = wallClockForms
+	}
+	return &ScheduleError{Value: schedule, Detail: withForms(problem, forms)}
+}
+
+// invalidTimeZone builds every TimeZoneError.
+func invalidTimeZone(timeZone, problem string) *TimeZoneError {
+	return &TimeZoneError{Value: timeZone, Detail: withForms(problem, timeZoneForms)}
+}
+
+func withForms(problem, forms string) string {
+	if problem == "" {
+		return forms
+	}
+	return problem + "; " + forms
+}
