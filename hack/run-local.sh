@@ -140,7 +140,7 @@ cat <<EOF
 Next, in another shell:
   export KUBECONFIG=${KUBECONFIG} PATH=${root}/bin:\$PATH
   cnatctl at +1m -- 'echo hi; exit 3'   # your command, in a minute (prints the At's name)
-  cnatctl get                           # your Ats: phase, exit code, Pod
+  cnatctl get -o wide                   # your Ats: phase, exit code, Pod
   cnatctl logs <at>                     # what its command printed
   kubectl get ats -w                    # watch them change
 EOF

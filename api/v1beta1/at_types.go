@@ -191,6 +191,7 @@ type AtStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=at,categories=all
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Time Zone",type=string,JSONPath=`.spec.timeZone`
 // +kubebuilder:printcolumn:name="Command",type=string,JSONPath=`.spec.command`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Exit Code",type=integer,JSONPath=`.status.exitCode`,priority=1

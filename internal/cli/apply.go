@@ -59,9 +59,9 @@ Objects annotated ` + manifests.SkipAnnotation + `=` + manifests.SkipValue + `
 ` + exitCodesHelp,
 		Example: `  cnatctl apply -k kustomize/overlays/local
   cnatctl apply -k kustomize/overlays/local --prune --wait --timeout 2m`,
-		Args: noArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objects, err := s.build()
+			objects, err := manifests.Build(s.dir)
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 
 func newAtCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
 	var name, timeZone string
+	var w when
 	cmd := &cobra.Command{
 		Use:   "at TIME -- COMMAND...",
 		Short: "Run a command once, at a given time, in a Pod",
@@ -40,20 +41,17 @@ refuses it, its message (which names the field) is printed.
 ` + exitCodesHelp,
 		Example: `  cnatctl at +10m -- echo "Time to check the backups"
   cnatctl at 2026-11-22T09:00 --time-zone Europe/Berlin --name reminder -- echo hi`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return usageError{errorf("need a TIME and a COMMAND: %s at TIME -- COMMAND...", cmd.Root().DisplayName())}
-			}
+		// A TIME cnatctl cannot read is a mistake in the command line, as a
+		// missing COMMAND is: both are answered with the usage.
+		Args: cobra.MatchAll(cobra.MinimumNArgs(2), func(cmd *cobra.Command, args []string) error {
 			if dash := cmd.ArgsLenAtDash(); dash > 1 {
-				return usageError{errorf("only TIME goes before --, got %q", args[:dash])}
+				return fmt.Errorf("only TIME goes before --, got %q", args[:dash])
 			}
-			return nil
-		},
+			var err error
+			w, err = parseWhen(args[0], timeZone, time.Now())
+			return err
+		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w, err := parseWhen(args[0], timeZone, time.Now())
-			if err != nil {
-				return usageError{err}
-			}
 			c, ns, err := atClient(flags)
 			if err != nil {
 				return err

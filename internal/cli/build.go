@@ -18,7 +18,7 @@ needed.
 
 ` + exitCodesHelp,
 		Example: `  cnatctl build -k kustomize/overlays/local`,
-		Args:    noArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			y, err := manifests.BuildYAML(s.dir)
 			if err != nil {
@@ -30,12 +30,4 @@ needed.
 	}
 	s.addDir(cmd)
 	return cmd
-}
-
-// noArgs rejects positional arguments as a usage error.
-func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usageError{errorf("%s takes no arguments, got %q (the overlay is given with -k)", cmd.Name(), args)}
-	}
-	return nil
 }

@@ -37,9 +37,9 @@ end.
 ` + exitCodesHelp,
 		Example: `  cnatctl diff -k kustomize/overlays/local            # in CI: 0 clean, 1 drift, 2 error
   cnatctl diff -k kustomize/overlays/local --verbose --prune`,
-		Args: noArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objects, err := s.build()
+			objects, err := manifests.Build(s.dir)
 			if err != nil {
 				return err
 			}
@@ -52,6 +52,8 @@ end.
 				return err
 			}
 			if res.Drift {
+				// The lines above are the report; the exit code says the rest.
+				cmd.SilenceErrors = true
 				return errDrift
 			}
 			return nil

@@ -1,81 +1,89 @@
 package cli
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
-	"io"
-	"strconv"
-	"text/tabwriter"
-	"time"
+	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/rest"
+	"k8s.io/kubectl/pkg/cmd/get"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
+// tableAccept asks the API server for a Table, whose columns are the CRD's
+// additionalPrinterColumns, as kubectl get does; a server that cannot make
+// one answers with the objects.
+const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+// atsResource names the v1beta1 Ats, whatever version the API server
+// prefers.
+var atsResource = "ats." + cnatv1beta1.GroupVersion.Version + "." + cnatv1beta1.GroupVersion.Group
+
 func newGetCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
 	var allNamespaces bool
-	var output string
+	printFlags := genericclioptions.NewPrintFlags("")
 	cmd := &cobra.Command{
 		Use:   "get [NAME]",
-		Short: "List Ats, or show one in detail",
-		Long: `Without NAME, list the Ats of the namespace (all namespaces with -A) like
-"kubectl get ats -o wide": NAME SCHEDULE PHASE EXIT-CODE POD AGE. A schedule
-with a time zone is shown as 2026-11-22T09:00:00[Europe/Berlin].
+		Short: "List Ats, or show one",
+		Long: `List the Ats of the namespace (all namespaces with -A), or the At NAME, as
+"kubectl get ats" does: the columns are the At's printer columns, NAME
+SCHEDULE TIME ZONE COMMAND PHASE AGE, and with -o wide also EXIT CODE and
+POD.
 
-With NAME, show that At in detail: schedule, scheduled time, command, phase,
-reason, message, attempts, exit code, Pod, times and conditions.
-
--o yaml or -o json prints the objects instead.
+-o yaml or -o json prints the objects (without managedFields unless
+--show-managed-fields), -o name their names, -o jsonpath=... and
+-o go-template=... what the template selects.
 
 ` + exitCodesHelp,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 {
-				return usageError{errorf("get takes at most one NAME, got %q", args)}
-			}
-			if output != "" && output != "yaml" && output != "json" {
-				return usageError{errorf("-o must be yaml or json, not %q", output)}
-			}
-			return nil
-		},
+		Example: `  cnatctl get
+  cnatctl get -A -o wide
+  cnatctl get backup-reminder -o yaml`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := atClient(flags)
+			output := *printFlags.OutputFormat
+			table := output == "" || output == "wide"
+			var printer printers.ResourcePrinter = &get.TablePrinter{Delegate: printers.NewTablePrinter(printers.PrintOptions{Wide: output == "wide", WithNamespace: allNamespaces})}
+			if !table {
+				var err error
+				if printer, err = printFlags.ToPrinter(); err != nil {
+					return err
+				}
+			}
+			ns, err := namespace(flags)
 			if err != nil {
 				return err
 			}
-			now := time.Now()
-			if len(args) == 1 {
-				at := &cnatv1beta1.At{}
-				if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[0]}, at); err != nil {
-					if apierrors.IsNotFound(err) {
-						return fmt.Errorf("at/%s not found in namespace %s", args[0], ns)
+			// One type and at most one name: one object, the list (or the
+			// Table of the list) or the At (or its Table).
+			infos, err := resource.NewBuilder(flags).Unstructured().
+				NamespaceParam(ns).DefaultNamespace().AllNamespaces(allNamespaces).
+				ResourceTypeOrNameArgs(true, append([]string{atsResource}, args...)...).
+				TransformRequests(func(req *rest.Request) {
+					if table {
+						req.SetHeader("Accept", tableAccept)
 					}
-					return fmt.Errorf("reading at/%s: %w", args[0], err)
+				}).
+				Do().Infos()
+			switch {
+			case apierrors.IsNotFound(err) && len(args) == 1:
+				return fmt.Errorf("at/%s not found in namespace %s", args[0], ns)
+			case err != nil:
+				return fmt.Errorf("reading Ats: %w", err)
+			}
+			var out bytes.Buffer
+			for _, info := range infos {
+				if err := printer.PrintObj(info.Object, &out); err != nil {
+					return err
 				}
-				if output != "" {
-					return printObject(streams.Out, at, output)
-				}
-				return describeAt(streams.Out, at, now)
 			}
-			list := &cnatv1beta1.AtList{}
-			opts := []client.ListOption{}
-			if !allNamespaces {
-				opts = append(opts, client.InNamespace(ns))
-			}
-			if err := c.List(cmd.Context(), list, opts...); err != nil {
-				return fmt.Errorf("listing Ats: %w", err)
-			}
-			if output != "" {
-				return printObject(streams.Out, list, output)
-			}
-			if len(list.Items) == 0 {
+			if table && out.Len() == 0 {
 				where := "in namespace " + ns
 				if allNamespaces {
 					where = "in any namespace"
@@ -83,138 +91,12 @@ reason, message, attempts, exit code, Pod, times and conditions.
 				_, err := fmt.Fprintf(streams.ErrOut, "No Ats %s.\n", where)
 				return err
 			}
-			return listAts(streams.Out, list.Items, allNamespaces, now)
+			_, err = out.WriteTo(streams.Out)
+			return err
 		},
 	}
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list the Ats of all namespaces")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "print the objects as yaml or json")
+	printFlags.AddFlags(cmd)
+	cmd.Flags().Lookup("output").Usage = "output format: wide, or one of " + strings.Join(printFlags.AllowedFormats(), ", ")
 	return cmd
-}
-
-const none = "<none>"
-
-// listAts prints the table of `kubectl get ats -o wide`, with the columns
-// NAME SCHEDULE PHASE EXIT-CODE POD AGE (and NAMESPACE first with -A).
-func listAts(out io.Writer, ats []cnatv1beta1.At, withNamespace bool, now time.Time) error {
-	w := tabwriter.NewWriter(out, 0, 4, 3, ' ', 0)
-	if withNamespace {
-		_, _ = fmt.Fprint(w, "NAMESPACE\t")
-	}
-	_, _ = fmt.Fprintln(w, "NAME\tSCHEDULE\tPHASE\tEXIT-CODE\tPOD\tAGE")
-	for i := range ats {
-		at := &ats[i]
-		if withNamespace {
-			_, _ = fmt.Fprint(w, at.Namespace+"\t")
-		}
-		_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", at.Name, scheduleOf(at), orNone(string(at.Status.Phase)),
-			exitCodeOf(at), orNone(at.Status.PodName), age(at.CreationTimestamp, now))
-	}
-	return w.Flush()
-}
-
-// describeAt prints one At in detail.
-func describeAt(out io.Writer, at *cnatv1beta1.At, now time.Time) error {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	row := func(k, v string) { _, _ = fmt.Fprintf(w, "%s:\t%s\n", k, v) }
-	row("Name", at.Name)
-	row("Namespace", at.Namespace)
-	row("Schedule", scheduleOf(at))
-	row("Scheduled time", timeOf(at.Status.ScheduledTime))
-	if at.Spec.Command != "" {
-		row("Command", at.Spec.Command)
-	}
-	if at.Spec.Template != nil && len(at.Spec.Template.Spec.Containers) > 0 {
-		row("Image", at.Spec.Template.Spec.Containers[0].Image)
-	}
-	if at.Spec.Suspend != nil && *at.Spec.Suspend {
-		row("Suspended", "true")
-	}
-	row("Phase", orNone(string(at.Status.Phase)))
-	row("Reason", orNone(at.Status.Reason))
-	row("Message", orNone(at.Status.Message))
-	row("Attempts", strconv.Itoa(int(at.Status.Attempts)))
-	row("Exit code", exitCodeOf(at))
-	row("Pod", orNone(at.Status.PodName))
-	row("Started", timeOf(at.Status.StartTime))
-	row("Completed", timeOf(at.Status.CompletionTime))
-	row("Age", age(at.CreationTimestamp, now))
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if len(at.Status.Conditions) == 0 {
-		_, err := fmt.Fprintln(out, "Conditions:\t"+none)
-		return err
-	}
-	_, _ = fmt.Fprintln(out, "Conditions:")
-	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	_, _ = fmt.Fprintln(w, "  TYPE\tSTATUS\tREASON\tAGE\tMESSAGE")
-	for _, c := range at.Status.Conditions {
-		_, _ = fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, age(c.LastTransitionTime, now), c.Message)
-	}
-	return w.Flush()
-}
-
-func scheduleOf(at *cnatv1beta1.At) string {
-	if at.Spec.TimeZone != nil && *at.Spec.TimeZone != "" {
-		return at.Spec.Schedule + "[" + *at.Spec.TimeZone + "]"
-	}
-	return at.Spec.Schedule
-}
-
-func exitCodeOf(at *cnatv1beta1.At) string {
-	if at.Status.ExitCode == nil {
-		return none
-	}
-	return strconv.Itoa(int(*at.Status.ExitCode))
-}
-
-func timeOf(t *metav1.Time) string {
-	if t == nil || t.IsZero() {
-		return none
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-func age(t metav1.Time, now time.Time) string {
-	if t.IsZero() {
-		return none
-	}
-	return duration.HumanDuration(now.Sub(t.Time))
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return none
-	}
-	return s
-}
-
-// printObject prints an At or an AtList as yaml or json, with apiVersion
-// and kind and without managedFields.
-func printObject(out io.Writer, obj any, format string) error {
-	gv := cnatv1beta1.GroupVersion.String()
-	switch o := obj.(type) {
-	case *cnatv1beta1.AtList:
-		o.APIVersion, o.Kind = gv, "AtList"
-		for i := range o.Items {
-			o.Items[i].APIVersion, o.Items[i].Kind = gv, "At"
-			o.Items[i].ManagedFields = nil
-		}
-	case *cnatv1beta1.At:
-		o.APIVersion, o.Kind = gv, "At"
-		o.ManagedFields = nil
-	}
-	var data []byte
-	var err error
-	if format == "json" {
-		data, err = json.MarshalIndent(obj, "", "  ")
-		data = append(data, '\n')
-	} else {
-		data, err = yaml.Marshal(obj)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", format, err)
-	}
-	_, err = out.Write(data)
-	return err
 }

@@ -37,15 +37,12 @@ runs, so there are none).
 ` + exitCodesHelp,
 		Example: `  cnatctl logs backup-reminder
   cnatctl logs backup-reminder --attempt 2 -f`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{errorf("logs takes one At name, got %d arguments", len(args))}
-			}
+		Args: cobra.MatchAll(cobra.ExactArgs(1), func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("attempt") && attempt < 1 {
-				return usageError{errorf("--attempt counts from 1, got %d", attempt)}
+				return fmt.Errorf("--attempt counts from 1, got %d", attempt)
 			}
 			return nil
-		},
+		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			c, ns, err := atClient(flags)
@@ -129,4 +126,13 @@ func noLogsReason(ctx context.Context, cs kubernetes.Interface, ns, pod, at stri
 	default:
 		return fmt.Sprintf("Pod %s of at/%s (phase %s, node %s) wrote no logs (on simulated nodes, such as the local cluster's kwok nodes, no container runs).", pod, at, p.Status.Phase, p.Spec.NodeName)
 	}
+}
+
+// scheduleOf is the At's schedule, with its time zone in brackets if it has
+// one: 2026-11-22T09:00[Europe/Berlin].
+func scheduleOf(at *cnatv1beta1.At) string {
+	if at.Spec.TimeZone != nil && *at.Spec.TimeZone != "" {
+		return at.Spec.Schedule + "[" + *at.Spec.TimeZone + "]"
+	}
+	return at.Spec.Schedule
 }

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -37,18 +35,10 @@ const exitCodesHelp = `Exit codes:
 // errDrift is returned by diff when it found drift: exit code 1, no message.
 var errDrift = errors.New("drift")
 
-// usageError marks errors in how a command was called.
-type usageError struct{ error }
-
-func (e usageError) Unwrap() error { return e.error }
-
-func errorf(format string, args ...any) error {
-	return fmt.Errorf(format, args...)
-}
-
 // Main runs cnatctl with args (args[0] is the program name, which decides
 // whether it presents itself as "cnatctl" or, installed as kubectl-cnat,
-// as "kubectl cnat") and returns the exit code.
+// as "kubectl cnat") and returns the exit code. Cobra prints the errors,
+// and the usage after a mistake in flags or arguments.
 func Main(args []string, streams genericiooptions.IOStreams) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -59,11 +49,14 @@ func Main(args []string, streams genericiooptions.IOStreams) int {
 	}
 	cmd := NewRootCommand(streams, name)
 	cmd.SetArgs(args)
-	ran, err := cmd.ExecuteContextC(ctx)
-	if ran == nil {
-		ran = cmd
+	switch err := cmd.ExecuteContext(ctx); {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, errDrift):
+		return ExitDrift
+	default:
+		return ExitError
 	}
-	return exitCode(err, streams.ErrOut, ran)
 }
 
 // displayName is how the binary presents itself: "kubectl cnat" when it is
@@ -74,33 +67,6 @@ func displayName(argv0 string) string {
 		return "kubectl " + strings.ReplaceAll(plugin, "_", "-")
 	}
 	return "cnatctl"
-}
-
-func exitCode(err error, stderr io.Writer, cmd *cobra.Command) int {
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.Is(err, errDrift):
-		return ExitDrift
-	}
-	_, _ = fmt.Fprintf(stderr, "Error: %v\n", err)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsageError(err) {
-		_, _ = fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
-	}
-	return ExitError
-}
-
-// isCobraUsageError recognises the errors cobra returns for unknown
-// commands and flags and wrong argument counts.
-func isCobraUsageError(err error) bool {
-	msg := err.Error()
-	for _, s := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // NewRootCommand returns cnatctl's command tree. name is how it presents
@@ -128,14 +94,22 @@ kubectl-cnat on the PATH (go build -o kubectl-cnat ./cmd/cnatctl, or a
 symlink named kubectl-cnat to cnatctl).
 
 ` + exitCodesHelp,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: name},
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
+		// Cobra has checked the flags and arguments when this runs, and
+		// follows a mistake in them with the usage; it checks required
+		// flags only after it, so that is done here. An error from now on
+		// is the command's own, and the usage would bury it.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cmd.ValidateRequiredFlags(); err != nil {
+				return err
+			}
+			cmd.SilenceUsage = true
+			return nil
+		},
 	}
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	flags.AddFlags(root.PersistentFlags())
 	root.CompletionOptions.HiddenDefaultCmd = true
 

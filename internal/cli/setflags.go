@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/programming-kubernetes/cnat/internal/manifests"
@@ -30,11 +29,6 @@ func (s *setFlags) addSet(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&s.inventoryNamespace, "inventory-namespace", manifests.DefaultInventoryNamespace, "namespace of the ApplySet's parent Secret")
 }
 
-// build renders the overlay.
-func (s *setFlags) build() ([]*unstructured.Unstructured, error) {
-	return manifests.Build(s.dir)
-}
-
 // applier connects to the cluster as the set.
 func (s *setFlags) applier(flags *genericclioptions.ConfigFlags, out io.Writer) (*manifests.Applier, error) {
 	name := s.name
@@ -43,7 +37,7 @@ func (s *setFlags) applier(flags *genericclioptions.ConfigFlags, out io.Writer) 
 	}
 	set, err := manifests.NewApplySet(name, s.inventoryNamespace, Version())
 	if err != nil {
-		return nil, usageError{err}
+		return nil, err
 	}
 	cfg, err := restConfig(flags)
 	if err != nil {

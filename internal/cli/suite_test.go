@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,6 +29,9 @@ import (
 
 var (
 	kubeconfig string
+	// cacheDir is the discovery cache of every cnatctl run, so the tests
+	// leave nothing in $HOME/.kube.
+	cacheDir   string
 	testClient client.Client
 )
 
@@ -64,7 +68,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer func() { _ = os.RemoveAll(dir) }()
-		kubeconfig = filepath.Join(dir, "kubeconfig")
+		kubeconfig, cacheDir = filepath.Join(dir, "kubeconfig"), filepath.Join(dir, "cache")
 		if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -87,7 +91,7 @@ func run(t *testing.T, argv0 string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
-	code := Main(append([]string{argv0, "--kubeconfig", kubeconfig}, args...), streams)
+	code := Main(append([]string{argv0, "--kubeconfig", kubeconfig, "--cache-dir", cacheDir}, args...), streams)
 	t.Logf("%s %s -> %d\nstdout:\n%s\nstderr:\n%s", argv0, strings.Join(args, " "), code, out.String(), errOut.String())
 	return out.String(), errOut.String(), code
 }
@@ -100,9 +104,7 @@ func cnatctl(t *testing.T, args ...string) (string, string, int) {
 func newNamespace(t *testing.T) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "cli-"}}
-	if err := testClient.Create(t.Context(), ns); err != nil {
-		t.Fatal(err)
-	}
+	NewWithT(t).Expect(testClient.Create(t.Context(), ns)).To(Succeed())
 	return ns.Name
 }
 

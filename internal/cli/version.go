@@ -30,7 +30,7 @@ func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print cnatctl's version",
-		Args:  noArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintf(streams.Out, "cnatctl %s\n", Version())
 			return err

@@ -1,9 +1,10 @@
 package cli
 
 import (
-	"strings"
 	"testing"
 	"time"
+
+	. "github.com/onsi/gomega"
 )
 
 func TestParseWhen(t *testing.T) {
@@ -18,14 +19,13 @@ func TestParseWhen(t *testing.T) {
 		{"2026-11-22T09:00:00+01:00", "", when{Schedule: "2026-11-22T09:00:00+01:00", Instant: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}},
 		{"2026-11-22T09:00", "Europe/Berlin", when{Schedule: "2026-11-22T09:00", TimeZone: "Europe/Berlin", Instant: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}},
 	} {
-		got, err := parseWhen(tc.arg, tc.tz, now)
-		if err != nil {
-			t.Errorf("parseWhen(%q, %q): %v", tc.arg, tc.tz, err)
-			continue
-		}
-		if got.Schedule != tc.want.Schedule || got.TimeZone != tc.want.TimeZone || !got.Instant.Equal(tc.want.Instant) {
-			t.Errorf("parseWhen(%q, %q) = %+v, want %+v", tc.arg, tc.tz, got, tc.want)
-		}
+		t.Run(tc.arg+" "+tc.tz, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := parseWhen(tc.arg, tc.tz, now)
+			g.Expect(err).NotTo(HaveOccurred())
+			// go-cmp compares the instants with time.Time's Equal.
+			g.Expect(got).To(BeComparableTo(tc.want))
+		})
 	}
 }
 
@@ -42,22 +42,10 @@ func TestParseWhenErrors(t *testing.T) {
 		{"2026-11-22T09:00:00Z", "Europe/Berlin", "spec.schedule"},
 		{"2026-11-22T09:00", "Mars/Olympus", "spec.timeZone"},
 	} {
-		_, err := parseWhen(tc.arg, tc.tz, now)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("parseWhen(%q, %q) = %v, want an error with %q", tc.arg, tc.tz, err, tc.want)
-		}
-	}
-}
-
-func TestDisplayName(t *testing.T) {
-	for argv0, want := range map[string]string{
-		"cnatctl":                   "cnatctl",
-		"/usr/local/bin/cnatctl":    "cnatctl",
-		"/home/me/bin/kubectl-cnat": "kubectl cnat",
-		"kubectl-cnat.exe":          "kubectl cnat",
-	} {
-		if got := displayName(argv0); got != want {
-			t.Errorf("displayName(%q) = %q, want %q", argv0, got, want)
-		}
+		t.Run(tc.arg+" "+tc.tz+" "+tc.want, func(t *testing.T) {
+			g := NewWithT(t)
+			_, err := parseWhen(tc.arg, tc.tz, now)
+			g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+		})
 	}
 }
