@@ -1,0 +1,165 @@
+package webhook
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
+	"reflect"
+	"slices"
+
+	apix "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// ConversionPath is where the API server sends conversion requests (the
+// CRD's conversion webhook).
+const ConversionPath = "/convert"
+
+// conversionHandler is controller-runtime's conversion webhook with one
+// difference: an object that does not decode into its Go type is refused
+// naming the field that does not, rather than with the decoder's bare
+// message.
+//
+// Conversion itself cannot fail on an At, but the API server converts a
+// v1alpha1 request to v1beta1 for the admission webhooks before it checks
+// the request against the schema: a value of the wrong type in a v1alpha1
+// request (a resource quantity that does not parse, a string where a number
+// belongs) reaches the conversion webhook first, and what it answers is what
+// the user reads.
+type conversionHandler struct {
+	scheme *runtime.Scheme
+	next   http.Handler
+}
+
+func newConversionHandler(scheme *runtime.Scheme, registry conversion.Registry) http.Handler {
+	return conversionHandler{scheme: scheme, next: conversion.NewWebhookHandler(scheme, registry)}
+}
+
+func (h conversionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	review := &apix.ConversionReview{}
+	if json.Unmarshal(body, review) == nil && review.Request != nil {
+		decoder := conversion.NewDecoder(h.scheme)
+		for _, obj := range review.Request.Objects {
+			if _, _, err := decoder.Decode(obj.Raw); err != nil {
+				review.Response = &apix.ConversionResponse{UID: review.Request.UID, Result: metav1.Status{
+					Status:  metav1.StatusFailure,
+					Message: h.undecodable(obj.Raw, err).Error(),
+				}}
+				review.Request = nil
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(review)
+				return
+			}
+		}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	h.next.ServeHTTP(w, r)
+}
+
+// undecodable names the field of raw that does not decode.
+func (h conversionHandler) undecodable(raw []byte, err error) *field.Error {
+	var typeMeta metav1.TypeMeta
+	if json.Unmarshal(raw, &typeMeta) == nil {
+		if obj, newErr := h.scheme.New(typeMeta.GroupVersionKind()); newErr == nil {
+			if path := firstUndecodable(raw, reflect.TypeOf(obj).Elem(), nil); path != nil {
+				return field.Invalid(path, field.OmitValueType{}, err.Error())
+			}
+		}
+	}
+	return field.Invalid(field.NewPath("<object>"), field.OmitValueType{}, err.Error())
+}
+
+// firstUndecodable returns the deepest path below path at which raw does not
+// decode into typ as the API machinery decodes (case-sensitively), or nil
+// when it does. It follows struct fields by their JSON names (inlined
+// structs included), list items and map values.
+func firstUndecodable(raw []byte, typ reflect.Type, path *field.Path) *field.Path {
+	if sigsjson.UnmarshalCaseSensitivePreserveInts(raw, reflect.New(typ).Interface()) == nil {
+		return nil
+	}
+	here := path
+	if here == nil {
+		here = field.NewPath("<object>")
+	}
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	if reflect.PointerTo(typ).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return here
+	}
+	switch typ.Kind() {
+	case reflect.Struct:
+		var fields map[string]json.RawMessage
+		if sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &fields) != nil {
+			return here
+		}
+		for _, name := range slices.Sorted(maps.Keys(fields)) {
+			if ft, ok := jsonField(typ, name); ok {
+				if p := firstUndecodable(fields[name], ft, child(path, name)); p != nil {
+					return p
+				}
+			}
+		}
+	case reflect.Slice:
+		var items []json.RawMessage
+		if sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &items) != nil {
+			return here
+		}
+		for i, item := range items {
+			if p := firstUndecodable(item, typ.Elem(), here.Index(i)); p != nil {
+				return p
+			}
+		}
+	case reflect.Map:
+		var values map[string]json.RawMessage
+		if sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &values) != nil {
+			return here
+		}
+		for _, k := range slices.Sorted(maps.Keys(values)) {
+			if p := firstUndecodable(values[k], typ.Elem(), here.Key(k)); p != nil {
+				return p
+			}
+		}
+	}
+	return here
+}
+
+// jsonField finds the type of the field of struct typ named name in JSON,
+// looking into inlined (embedded or ",inline") structs.
+func jsonField(typ reflect.Type, name string) (reflect.Type, bool) {
+	for f := range typ.Fields() {
+		tag, opts, _ := bytes.Cut([]byte(f.Tag.Get("json")), []byte(","))
+		if string(tag) == "-" {
+			continue
+		}
+		inline := string(tag) == "" && (f.Anonymous || bytes.Contains(opts, []byte("inline")))
+		if inline && f.Type.Kind() == reflect.Struct {
+			if ft, ok := jsonField(f.Type, name); ok {
+				return ft, true
+			}
+			continue
+		}
+		if string(tag) == name || (tag == nil && f.Name == name) {
+			return f.Type, true
+		}
+	}
+	return nil, false
+}
+
+func child(path *field.Path, name string) *field.Path {
+	if path == nil {
+		return field.NewPath(name)
+	}
+	return path.Child(name)
+}
