@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 
 	apix "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,41 +73,45 @@ func (h conversionHandler) undecodable(raw []byte, err error) *field.Error {
 	var typeMeta metav1.TypeMeta
 	if json.Unmarshal(raw, &typeMeta) == nil {
 		if obj, newErr := h.scheme.New(typeMeta.GroupVersionKind()); newErr == nil {
-			if path := firstUndecodable(raw, reflect.TypeOf(obj).Elem(), nil); path != nil {
-				return field.Invalid(path, field.OmitValueType{}, err.Error())
+			var fields map[string]json.RawMessage
+			if sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &fields) == nil {
+				typ := reflect.TypeOf(obj).Elem()
+				for _, name := range slices.Sorted(maps.Keys(fields)) {
+					if ft, ok := jsonField(typ, name); ok {
+						if path := firstUndecodable(fields[name], ft, field.NewPath(name)); path != nil {
+							return field.Invalid(path, field.OmitValueType{}, err.Error())
+						}
+					}
+				}
 			}
 		}
 	}
 	return field.Invalid(field.NewPath("<object>"), field.OmitValueType{}, err.Error())
 }
 
-// firstUndecodable returns the deepest path below path at which raw does not
-// decode into typ as the API machinery decodes (case-sensitively), or nil
-// when it does. It follows struct fields by their JSON names (inlined
-// structs included), list items and map values.
+// firstUndecodable returns the deepest path, from path down, at which raw
+// does not decode into typ as the API machinery decodes (case-sensitively),
+// or nil when it does. It follows struct fields by their JSON names
+// (inlined structs included), list items and map values.
 func firstUndecodable(raw []byte, typ reflect.Type, path *field.Path) *field.Path {
 	if sigsjson.UnmarshalCaseSensitivePreserveInts(raw, reflect.New(typ).Interface()) == nil {
 		return nil
-	}
-	here := path
-	if here == nil {
-		here = field.NewPath("<object>")
 	}
 	for typ.Kind() == reflect.Pointer {
 		typ = typ.Elem()
 	}
 	if reflect.PointerTo(typ).Implements(reflect.TypeFor[json.Unmarshaler]()) {
-		return here
+		return path
 	}
 	switch typ.Kind() {
 	case reflect.Struct:
 		var fields map[string]json.RawMessage
 		if sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &fields) != nil {
-			return here
+			return path
 		}
 		for _, name := range slices.Sorted(maps.Keys(fields)) {
 			if ft, ok := jsonField(typ, name); ok {
-				if p := firstUndecodable(fields[name], ft, child(path, name)); p != nil {
+				if p := firstUndecodable(fields[name], ft, path.Child(name)); p != nil {
 					return p
 				}
 			}
@@ -114,52 +119,44 @@ func firstUndecodable(raw []byte, typ reflect.Type, path *field.Path) *field.Pat
 	case reflect.Slice:
 		var items []json.RawMessage
 		if sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &items) != nil {
-			return here
+			return path
 		}
 		for i, item := range items {
-			if p := firstUndecodable(item, typ.Elem(), here.Index(i)); p != nil {
+			if p := firstUndecodable(item, typ.Elem(), path.Index(i)); p != nil {
 				return p
 			}
 		}
 	case reflect.Map:
 		var values map[string]json.RawMessage
 		if sigsjson.UnmarshalCaseSensitivePreserveInts(raw, &values) != nil {
-			return here
+			return path
 		}
 		for _, k := range slices.Sorted(maps.Keys(values)) {
-			if p := firstUndecodable(values[k], typ.Elem(), here.Key(k)); p != nil {
+			if p := firstUndecodable(values[k], typ.Elem(), path.Key(k)); p != nil {
 				return p
 			}
 		}
 	}
-	return here
+	return path
 }
 
 // jsonField finds the type of the field of struct typ named name in JSON,
 // looking into inlined (embedded or ",inline") structs.
 func jsonField(typ reflect.Type, name string) (reflect.Type, bool) {
 	for f := range typ.Fields() {
-		tag, opts, _ := bytes.Cut([]byte(f.Tag.Get("json")), []byte(","))
-		if string(tag) == "-" {
+		tag, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" {
 			continue
 		}
-		inline := string(tag) == "" && (f.Anonymous || bytes.Contains(opts, []byte("inline")))
-		if inline && f.Type.Kind() == reflect.Struct {
+		if tag == "" && (f.Anonymous || strings.Contains(opts, "inline")) && f.Type.Kind() == reflect.Struct {
 			if ft, ok := jsonField(f.Type, name); ok {
 				return ft, true
 			}
 			continue
 		}
-		if string(tag) == name || (tag == nil && f.Name == name) {
+		if tag == name || (tag == "" && f.Name == name) {
 			return f.Type, true
 		}
 	}
 	return nil, false
-}
-
-func child(path *field.Path, name string) *field.Path {
-	if path == nil {
-		return field.NewPath(name)
-	}
-	return path.Child(name)
 }
