@@ -75,9 +75,10 @@ test: verify lint test-unit test-integration e2e chaos e2e-real ## Everything CI
 test: CHAOS_SIZE = small
 
 .PHONY: test-unit
-test-unit: ## Unit tests: pure logic, no API server; a short fuzz run of the conversion annotation and of At validation.
+test-unit: ## Unit tests: pure logic, no API server; a short fuzz run of both conversion round trips and of At validation.
 	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/... ./hack/bench/... ./hack/chaos/...
-	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzDecodeConversionData -fuzztime=5s
+	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzHubRoundTrip -fuzztime=5s
+	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzSpokeRoundTrip -fuzztime=5s
 	go test ./internal/webhook -run='^$$' -fuzz=FuzzValidateAt -fuzztime=5s
 
 .PHONY: test-integration
@@ -106,11 +107,10 @@ e2e-kind: ## The end-to-end suite on kind (needs Docker and kind; what GitHub Ac
 	hack/e2e-kind.sh
 
 .PHONY: fuzz
-fuzz: ## Fuzz the schedule parser, both conversion round trips, the conversion annotation and At validation, a minute each.
+fuzz: ## Fuzz the schedule parser, both conversion round trips and At validation, a minute each.
 	go test ./internal/scheduler -run='^$$' -fuzz=FuzzParseSchedule -fuzztime=60s
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzHubRoundTrip -fuzztime=60s
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzSpokeRoundTrip -fuzztime=60s
-	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzDecodeConversionData -fuzztime=60s
 	go test ./internal/webhook -run='^$$' -fuzz=FuzzValidateAt -fuzztime=60s
 
 ##@ Local cluster

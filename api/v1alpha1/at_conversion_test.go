@@ -1,10 +1,7 @@
 package v1alpha1
 
 import (
-	"encoding/json"
-	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,9 +115,7 @@ func TestConvertBookSample(t *testing.T) {
 	g.Expect(hub.Status).To(Equal(cnatv1beta1.AtStatus{}))
 	g.Expect(hub.Annotations).To(BeEmpty())
 
-	// No template: the v1alpha1 form has no conversion-data annotation.
 	spoke := toSpoke(g, hub)
-	g.Expect(spoke.Annotations).NotTo(HaveKey(ConversionDataAnnotation))
 	g.Expect(spoke).To(Equal(bookSample()))
 }
 
@@ -165,90 +160,63 @@ func TestConvertFullHubRoundTrip(t *testing.T) {
 
 	spoke := toSpoke(g, hub)
 	g.Expect(hub).To(Equal(before), "ConvertFrom must not change its source")
-	// Every field but the template is a field of v1alpha1, the status included.
+	// Every field is a field of v1alpha1, the template and the status included.
 	g.Expect(spoke.Spec.TimeZone).To(Equal(ptr.To("Europe/Berlin")))
+	g.Expect(spoke.Spec.Template).To(BeComparableTo(hub.Spec.Template))
 	g.Expect(spoke.Spec.BackoffLimit).To(Equal(ptr.To[int32](2)))
 	g.Expect(spoke.Status.Phase).To(Equal(PhaseDone))
 	g.Expect(spoke.Status.Outcome).To(Equal("Failed"))
 	g.Expect(spoke.Status.Attempts).To(Equal(int32(3)))
 	g.Expect(spoke.Status.Conditions).To(Equal(hub.Status.Conditions))
-	g.Expect(spoke.Annotations).To(HaveKeyWithValue("note", "nightly <backup> & more"))
-
-	var data map[string]json.RawMessage
-	g.Expect(json.Unmarshal([]byte(spoke.Annotations[ConversionDataAnnotation]), &data)).To(Succeed())
-	g.Expect(data).To(HaveLen(1), "the annotation carries the template only")
-	g.Expect(data).To(HaveKey("template"))
-	g.Expect(spoke.Annotations[ConversionDataAnnotation]).To(ContainSubstring(`"value":"<&>"`), "no HTML escaping")
+	g.Expect(spoke.Annotations).To(Equal(hub.Annotations), "the annotations are the At's own")
 
 	spokeBefore := spoke.DeepCopy()
 	g.Expect(toHub(g, spoke)).To(Equal(before))
 	g.Expect(spoke).To(Equal(spokeBefore), "ConvertTo must not change its source")
 }
 
-// TestConvertRefusesWhatV1beta1Refuses: the annotation is read strictly, so
-// it cannot carry what the v1beta1 schema would prune or refuse; the error
-// names the field.
-func TestConvertRefusesWhatV1beta1Refuses(t *testing.T) {
-	for _, tc := range []struct {
-		name, annotation string
-		command          string
-		want             []string
-	}{
-		{"not JSON", `{`, "true", []string{annotationPath.String(), `must be {"template":{...}}`}},
-		{"an array", `[]`, "true", []string{annotationPath.String()}},
-		{"spec fields of the previous format", `{"spec":{"backoffLimit":101}}`, "true", []string{annotationPath.String(), `unknown field "spec"`}},
-		{"status in the annotation", `{"status":{"phase":"Failed","attempts":5}}`, "true", []string{`unknown field "status"`}},
-		{"an unknown template field", `{"template":{"spec":{"containers":[{"name":"main","imagee":"x"}]}}}`, "true", []string{`unknown field "template.spec.containers[0].imagee"`}},
-		{"a duplicate field", `{"template":{"spec":{"containers":[]}},"template":{}}`, "true", []string{`duplicate field "template"`}},
-		{"a wrong type", `{"template":{"spec":{"activeDeadlineSeconds":"1"}}}`, "true", []string{annotationPath.String(), "template.spec.activeDeadlineSeconds"}},
-		{"a quantity that does not parse", `{"template":{"spec":{"containers":[{"name":"main","resources":{"limits":{"cpu":"lots"}}}]}}}`, "true", []string{annotationPath.String(), "quantities must match"}},
-		{"trailing data", `{"template":{}} {}`, "true", []string{annotationPath.String()}},
-		{"no template", `{}`, "true", []string{annotationPath.Child("template").String(), "Required"}},
-		{"neither command nor template", "", "", []string{"spec.command", "spec.template"}},
+// TestConvertKeepsTheFormerTemplateAnnotation: the annotation in which the
+// v1alpha1 form once carried the template is an ordinary annotation now.
+// Whatever a client still sends under it is kept as it is, both ways, and
+// never read as a template; the template is spec.template alone.
+func TestConvertKeepsTheFormerTemplateAnnotation(t *testing.T) {
+	for _, tc := range []struct{ name, value string }{
+		{"a template as the former form wrote it", `{"template":{"spec":{"containers":[{"name":"main","image":"postgres:17"}]}}}`},
+		{"not JSON", `{"template":`},
+		{"a status", `{"status":{"phase":"Running","attempts":5}}`},
+		{"empty", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			spoke := bookSample()
-			spoke.Spec.Command = tc.command
-			if tc.annotation != "" {
-				spoke.Annotations = map[string]string{ConversionDataAnnotation: tc.annotation}
-			}
-			err := spoke.ConvertTo(&cnatv1beta1.At{})
-			g.Expect(err).To(HaveOccurred())
-			for _, w := range tc.want {
-				g.Expect(err.Error()).To(ContainSubstring(w))
-			}
+			spoke.Annotations = map[string]string{FormerTemplateAnnotation: tc.value}
+			hub := toHub(g, spoke)
+			g.Expect(hub.Annotations).To(Equal(map[string]string{FormerTemplateAnnotation: tc.value}))
+			g.Expect(hub.Spec.Template).To(BeNil())
+			g.Expect(hub.Status).To(Equal(cnatv1beta1.AtStatus{}))
+			g.Expect(toSpoke(g, hub)).To(Equal(spoke))
 		})
 	}
+	t.Run("beside a template", func(t *testing.T) {
+		g := NewWithT(t)
+		hub := fullHub()
+		hub.Annotations[FormerTemplateAnnotation] = `{"template":{}}`
+		spoke := toSpoke(g, hub)
+		g.Expect(spoke.Annotations).To(HaveKeyWithValue(FormerTemplateAnnotation, `{"template":{}}`))
+		g.Expect(spoke.Spec.Template).To(BeComparableTo(hub.Spec.Template))
+		g.Expect(toHub(g, spoke)).To(Equal(hub))
+	})
 }
 
-// TestConvertTooLargeForAnnotations: a template that would not fit beside
-// the At's other annotations is not carried, so that reading the At through
-// v1alpha1 never fails; writing it back through v1alpha1 is refused.
-func TestConvertTooLargeForAnnotations(t *testing.T) {
+// TestConvertNeverFails: conversion is a mapping of fields, so even an At
+// the schema of either version would refuse converts, unchanged, both ways.
+func TestConvertNeverFails(t *testing.T) {
 	g := NewWithT(t)
-	hub := fullHub()
-	hub.Annotations["big"] = strings.Repeat("x", TotalAnnotationSizeLimit-100)
-	spoke := toSpoke(g, hub)
-	g.Expect(annotationsSize(spoke.Annotations)).To(BeNumerically("<=", TotalAnnotationSizeLimit))
-	g.Expect(spoke.Annotations).NotTo(HaveKey(ConversionDataAnnotation))
-	g.Expect(spoke.Labels).To(HaveKeyWithValue(TemplateTooLargeLabel, MatchRegexp(`^[0-9]+$`)))
-	g.Expect(spoke.ConvertTo(&cnatv1beta1.At{})).To(MatchError(And(ContainSubstring(TemplateTooLargeLabel), ContainSubstring("write this At through v1beta1"))))
-
-	size, err := TemplateAnnotationSize(hub)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(annotationsSize(hub.Annotations) + size).To(BeNumerically(">", TotalAnnotationSizeLimit))
-}
-
-// TestConvertDropsReservedAnnotation: the key is the conversion's; a value a
-// v1beta1 At has under it is not shown through v1alpha1.
-func TestConvertDropsReservedAnnotation(t *testing.T) {
-	g := NewWithT(t)
-	hub := fullHub()
-	hub.Spec.Template = nil
-	hub.Annotations[ConversionDataAnnotation] = `{"template":{}}`
-	spoke := toSpoke(g, hub)
-	g.Expect(spoke.Annotations).NotTo(HaveKey(ConversionDataAnnotation))
+	spoke := &At{Spec: AtSpec{BackoffLimit: ptr.To[int32](-1)}, Status: AtStatus{Phase: "SOMEDAY"}}
+	hub := toHub(g, spoke)
+	g.Expect(hub.Spec).To(Equal(cnatv1beta1.AtSpec{BackoffLimit: ptr.To[int32](-1)}))
+	g.Expect(hub.Status.Phase).To(Equal(cnatv1beta1.Phase("SOMEDAY")))
+	g.Expect(toSpoke(g, hub)).To(Equal(spoke))
 }
 
 func TestConvertKeepsTypeMetaOfDestination(t *testing.T) {
@@ -274,24 +242,24 @@ func TestConvertRejectsOtherHub(t *testing.T) {
 }
 
 // TestV1alpha1HasEveryV1beta1Field fails when v1beta1 gains a spec or status
-// field that v1alpha1 does not carry: every v1beta1 field but the template
-// (which travels in the annotation) has a v1alpha1 field of the same name;
-// v1alpha1 adds only the outcome of a DONE At.
+// field that v1alpha1 does not carry: every v1beta1 field has a v1alpha1
+// field of the same name and type (the phase aside, which v1alpha1 spells
+// the book's way); v1alpha1 adds only the outcome of a DONE At.
 func TestV1alpha1HasEveryV1beta1Field(t *testing.T) {
 	g := NewWithT(t)
-	jsonNames := func(typ reflect.Type) []string {
-		var names []string
+	// fields maps each field's JSON name to its type.
+	fields := func(typ reflect.Type) map[string]reflect.Type {
+		out := map[string]reflect.Type{}
 		for f := range typ.Fields() {
-			names = append(names, strings.Split(f.Tag.Get("json"), ",")[0])
+			out[strings.Split(f.Tag.Get("json"), ",")[0]] = f.Type
 		}
-		slices.Sort(names)
-		return names
+		return out
 	}
-	hubSpec := slices.DeleteFunc(jsonNames(reflect.TypeFor[cnatv1beta1.AtSpec]()), func(n string) bool { return n == "template" })
-	g.Expect(jsonNames(reflect.TypeFor[AtSpec]())).To(Equal(hubSpec))
-	hubStatus := append(jsonNames(reflect.TypeFor[cnatv1beta1.AtStatus]()), "outcome")
-	slices.Sort(hubStatus)
-	g.Expect(jsonNames(reflect.TypeFor[AtStatus]())).To(Equal(hubStatus))
+	g.Expect(fields(reflect.TypeFor[AtSpec]())).To(Equal(fields(reflect.TypeFor[cnatv1beta1.AtSpec]())))
+	hubStatus := fields(reflect.TypeFor[cnatv1beta1.AtStatus]())
+	hubStatus["phase"] = reflect.TypeFor[string]()
+	hubStatus["outcome"] = reflect.TypeFor[string]()
+	g.Expect(fields(reflect.TypeFor[AtStatus]())).To(Equal(hubStatus))
 }
 
 // ---- Round trips over random objects.
@@ -333,10 +301,6 @@ func atFuzzerFuncs(serializer.CodecFactory) []any {
 			// outcome only with DONE.
 			s.Phase, s.Outcome = phaseToV1alpha1(hubPhases[c.Intn(len(hubPhases))])
 		},
-		func(m *metav1.ObjectMeta, c randfill.Continue) {
-			c.FillNoCustom(m)
-			removeReserved(m) // reserved for the conversion, as is the label
-		},
 	}
 }
 
@@ -347,31 +311,34 @@ func randomHub(f *randfill.Filler) *cnatv1beta1.At {
 	if hub.Spec.Command == "" && hub.Spec.Template == nil {
 		hub.Spec.Command = "true"
 	}
+	addFormerAnnotation(f, &hub.ObjectMeta)
 	return hub
 }
 
-// randomSpoke is a random v1alpha1 At as a client may send it: without a
-// template, or with the annotation as read through v1alpha1.
+// randomSpoke is a random v1alpha1 At.
 func randomSpoke(f *randfill.Filler) *At {
 	spoke := &At{}
 	f.Fill(spoke)
-	var withTemplate bool
-	f.Fill(&withTemplate)
-	if withTemplate {
-		template := &corev1.PodTemplateSpec{}
-		f.Fill(template)
-		raw, err := encode(conversionData{Template: template})
-		if err != nil {
-			panic(err)
-		}
-		if spoke.Annotations == nil {
-			spoke.Annotations = map[string]string{}
-		}
-		spoke.Annotations[ConversionDataAnnotation] = raw
-	} else if spoke.Spec.Command == "" {
+	if spoke.Spec.Command == "" && spoke.Spec.Template == nil {
 		spoke.Spec.Command = "true"
 	}
+	addFormerAnnotation(f, &spoke.ObjectMeta)
 	return spoke
+}
+
+// addFormerAnnotation gives about half of the objects the former template
+// annotation, with anything at all in it: the conversion must keep it as it
+// is, in both directions.
+func addFormerAnnotation(f *randfill.Filler, meta *metav1.ObjectMeta) {
+	var value *string
+	f.Fill(&value)
+	if value == nil {
+		return
+	}
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
+	}
+	meta.Annotations[FormerTemplateAnnotation] = *value
 }
 
 // checkHubRoundTrip converts hub to v1alpha1 and back and expects the same
@@ -388,13 +355,12 @@ func checkHubRoundTrip(g Gomega, hub *cnatv1beta1.At) {
 		return "ConvertTo changed its source (-before +after):\n" + cmp.Diff(spokeBefore, spoke)
 	})
 	g.Expect(apiequality.Semantic.DeepEqual(after, before)).To(BeTrue(), func() string {
-		return "v1beta1 -> v1alpha1 -> v1beta1 (-before +after):\n" + cmp.Diff(before, after) + fmt.Sprintf("\nv1alpha1 annotations: %q", spoke.Annotations)
+		return "v1beta1 -> v1alpha1 -> v1beta1 (-before +after):\n" + cmp.Diff(before, after)
 	})
 }
 
 // checkSpokeRoundTrip converts spoke to v1beta1 and back and expects the
-// same object (the annotation compared by the template it carries), and the
-// source unchanged.
+// same object, and the source unchanged.
 func checkSpokeRoundTrip(g Gomega, spoke *At) {
 	before := spoke.DeepCopy()
 	hub := &cnatv1beta1.At{}
@@ -446,27 +412,5 @@ func FuzzSpokeRoundTrip(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkSpokeRoundTrip(NewWithT(t), randomSpoke(newFiller(randfill.NewFromGoFuzz(data))))
-	})
-}
-
-// FuzzDecodeConversionData: whatever a user writes into the annotation,
-// reading it never panics, and what it accepts is a template that encodes
-// back to an annotation it accepts again, with the same template.
-func FuzzDecodeConversionData(f *testing.F) {
-	for _, seed := range []string{`{"template":{}}`, `{"template":{"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"1"}}}]}}}`, `{`, `null`} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		g := NewWithT(t)
-		template, err := DecodeConversionData(raw)
-		if err != nil {
-			g.Expect(err.Error()).To(ContainSubstring(annotationPath.String()))
-			return
-		}
-		again, err := encode(conversionData{Template: template})
-		g.Expect(err).NotTo(HaveOccurred())
-		back, err := DecodeConversionData(again)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(apiequality.Semantic.DeepEqual(back, template)).To(BeTrue(), cmp.Diff(template, back))
 	})
 }

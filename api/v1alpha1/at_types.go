@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -8,11 +9,9 @@ import (
 // and beside them the fields v1beta1 added, with the same rules.
 //
 // A v1alpha1 At is held to exactly the rules of a v1beta1 At: the fields
-// below carry the same schema and CEL rules as their v1beta1 namesakes. The
-// one v1beta1 field v1alpha1 has no field for, spec.template, travels in the
-// annotation cnat.programming-kubernetes.info/conversion-data (see the
-// package documentation), which the conversion reads strictly.
+// below carry the same schema and CEL rules as their v1beta1 namesakes.
 //
+// +kubebuilder:validation:XValidation:rule="has(self.command) || has(self.template)",message="spec.command or spec.template must be set: a shell line to run with /bin/sh -c, or a Pod template whose first container is run"
 // +kubebuilder:validation:XValidation:rule="has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$')",message="spec.schedule must be an RFC 3339 time with an offset, such as 2019-04-12T10:12:00Z or 2019-04-12T12:12:00+02:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone",fieldPath=".schedule"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\\\.[0-9]+)?)?$')",message="spec.schedule must be a wall-clock time without offset, such as 2026-11-21T09:00:00, when spec.timeZone is set",fieldPath=".schedule"
 type AtSpec struct {
@@ -37,7 +36,9 @@ type AtSpec struct {
 	TimeZone *string `json:"timeZone,omitempty"`
 
 	// Command is the command to run, a shell line executed with /bin/sh -c
-	// in a Pod, such as "echo YAY".
+	// in a Pod, such as "echo YAY": in the controller's default image when
+	// template is not set, otherwise in the template's first container,
+	// replacing its command and args.
 	//
 	// +optional
 	// +kubebuilder:validation:MinLength=1
@@ -45,6 +46,16 @@ type AtSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.contains('\\u0000')",message="spec.command must not contain a NUL character: no program can be given one in an argument"
 	// +kubebuilder:validation:XValidation:rule="bytes(self).size() <= 131071",message="spec.command must be at most 131071 bytes in UTF-8 (the kernel's limit for one argument, 128 KiB with its terminating NUL)"
 	Command string `json:"command,omitempty"`
+
+	// Template describes the Pod that runs the command: image, env,
+	// resources, service account, volumes (v1beta1 spec.template; see
+	// `kubectl explain pod.spec` for its fields). Its restartPolicy is always
+	// Never; security settings it leaves unset get the values of the
+	// restricted Pod Security Standard. Without command, its first container
+	// runs as the template says.
+	//
+	// +optional
+	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
 
 	// StartingDeadlineSeconds is how late the run may still start, in
 	// seconds after the schedule; later, the At is Missed (v1beta1
@@ -176,9 +187,8 @@ type AtStatus struct {
 // At runs a command once, in a Pod, at a given time: the book's version.
 //
 // v1alpha1 is served beside v1beta1, the storage version, so the book's
-// manifests work unchanged. It has every field of v1beta1 but the template
-// (which travels in an annotation), under the same rules; see the package
-// documentation.
+// manifests work unchanged. It has every field of v1beta1, under the same
+// rules; see the package documentation.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -190,6 +200,7 @@ type AtStatus struct {
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters: it is the value of the cnat.programming-kubernetes.info/at label on the At's Pods"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (self.spec.schedule == oldSelf.spec.schedule && has(self.spec.timeZone) == has(oldSelf.spec.timeZone) && (!has(self.spec.timeZone) || self.spec.timeZone == oldSelf.spec.timeZone))",message="spec.schedule and spec.timeZone cannot change once the At has fired",fieldPath=".spec.schedule",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (has(self.spec.command) == has(oldSelf.spec.command) && (!has(self.spec.command) || self.spec.command == oldSelf.spec.command))",message="spec.command cannot change once the At has fired",fieldPath=".spec.command",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (has(self.spec.template) == has(oldSelf.spec.template) && (!has(self.spec.template) || self.spec.template == oldSelf.spec.template))",message="spec.template cannot change once the At has fired",fieldPath=".spec.template",reason="FieldValueForbidden"
 type At struct {
 	metav1.TypeMeta `json:",inline"`
 

@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp/cmpopts"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -103,8 +105,10 @@ func TestReadingInBothVersions(t *testing.T) {
 	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), asBook)).To(Succeed())
 	g.Expect(asBook.Spec.Schedule).To(Equal("2099-11-21T09:00"))
 	g.Expect(asBook.Spec.Command).To(Equal("date"))
+	g.Expect(asBook.Spec.Template).To(BeComparableTo(want.Spec.Template))
+	g.Expect(asBook.Annotations).To(BeEmpty(), "the template is a field, not an annotation")
 
-	// An edit through the book's version keeps everything it cannot show.
+	// An edit through the book's version keeps the whole spec.
 	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := adminClient.Get(ctx, client.ObjectKeyFromObject(at), asBook); err != nil {
 			return err
@@ -116,7 +120,68 @@ func TestReadingInBothVersions(t *testing.T) {
 	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), got)).To(Succeed())
 	g.Expect(got.Labels).To(HaveKeyWithValue("edited-through", "v1alpha1"))
 	g.Expect(got.Spec).To(Equal(want.Spec))
-	g.Expect(got.Annotations).NotTo(HaveKey(cnatv1alpha1.ConversionDataAnnotation), "the conversion data stays in v1alpha1")
+	g.Expect(got.Annotations).To(BeEmpty())
+}
+
+// TestTemplateThroughV1alpha1: a template written through v1alpha1 is
+// defaulted, stored and read back in both versions as spec.template, on
+// create and on update.
+func TestTemplateThroughV1alpha1(t *testing.T) {
+	g := NewWithT(t)
+	ctx := t.Context()
+	ns := newNamespace(t)
+	u := bookSample(ns)
+	u.Object["spec"] = map[string]any{
+		"schedule": "2099-01-01T00:00:00Z",
+		"command":  "pg_dump app",
+		"template": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"app": "backup"}},
+			"spec": map[string]any{
+				"serviceAccountName": "backup",
+				"containers": []any{map[string]any{
+					"name": "main", "image": "postgres:17",
+					"env":       []any{map[string]any{"name": "PGHOST", "value": "db"}},
+					"resources": map[string]any{"limits": map[string]any{"memory": "1Gi"}},
+				}},
+			},
+		},
+	}
+	g.Expect(adminClient.Create(ctx, u)).To(Succeed())
+	want := &corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "backup"}},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "backup",
+			RestartPolicy:      corev1.RestartPolicyNever, // the defaulter's
+			Containers: []corev1.Container{{
+				Name: "main", Image: "postgres:17",
+				Env:       []corev1.EnvVar{{Name: "PGHOST", Value: "db"}},
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}},
+			}},
+		},
+	}
+	key := client.ObjectKey{Namespace: ns, Name: "example-at"}
+	check := func(want *corev1.PodTemplateSpec) {
+		stored := &cnatv1beta1.At{}
+		g.Expect(adminClient.Get(ctx, key, stored)).To(Succeed())
+		g.Expect(stored.Spec.Template).To(BeComparableTo(want, cmpopts.EquateEmpty()), "as v1beta1")
+		g.Expect(stored.Annotations).To(BeEmpty())
+		book := &cnatv1alpha1.At{}
+		g.Expect(adminClient.Get(ctx, key, book)).To(Succeed())
+		g.Expect(book.Spec.Template).To(BeComparableTo(want, cmpopts.EquateEmpty()), "as v1alpha1")
+		g.Expect(book.Annotations).To(BeEmpty(), "no annotation carries the template")
+	}
+	check(want)
+
+	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		book := &cnatv1alpha1.At{}
+		if err := adminClient.Get(ctx, key, book); err != nil {
+			return err
+		}
+		book.Spec.Template.Spec.Containers[0].Image = "postgres:18"
+		return adminClient.Update(ctx, book)
+	})).To(Succeed())
+	want.Spec.Containers[0].Image = "postgres:18"
+	check(want)
 }
 
 func TestDefaultsTheTemplate(t *testing.T) {
@@ -209,11 +274,8 @@ func TestRefusesBadAts(t *testing.T) {
 		u := bookSample(ns)
 		u.Object["spec"] = map[string]any{"schedule": "2099-01-01T00:00:00Z"}
 		err := adminClient.Create(t.Context(), u)
-		// The conversion refuses it (the v1alpha1 schema cannot see the
-		// template's annotation); the API server reports every conversion
-		// failure as an internal error, with the conversion's message.
-		g.Expect(err).To(HaveOccurred())
-		g.Expect(err.Error()).To(ContainSubstring("spec.command or spec.template"))
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got: %v", err)
+		g.Expect(err.Error()).To(ContainSubstring("spec.command or spec.template must be set"))
 	})
 }
 

@@ -32,11 +32,12 @@ type inputCase struct {
 	// wantField is the field the refusal must name, wantText a part of what
 	// it must say is accepted.
 	wantField, wantText string
-	// wantTextV1alpha1, if set, replaces wantText for v1alpha1: a value of
-	// the wrong type sent through v1alpha1 is refused by the conversion,
-	// which the API server runs for the admission webhooks before it
-	// validates the schema, in the conversion's words.
-	wantTextV1alpha1 string
+	// wantFieldV1alpha1 and wantTextV1alpha1, if set, replace wantField and
+	// wantText for v1alpha1: a value of the wrong type sent through v1alpha1
+	// is refused by the conversion webhook, which the API server calls for
+	// the admission webhooks before it validates the schema, in the
+	// conversion webhook's words (a map key as [key]).
+	wantFieldV1alpha1, wantTextV1alpha1 string
 }
 
 func set(path string, value any) func(map[string]any) {
@@ -79,8 +80,10 @@ func container(fields map[string]any) map[string]any {
 	return map[string]any{"containers": []any{c}}
 }
 
-func templateAnnotation(raw string) func(map[string]any) {
-	return set("metadata.annotations", map[string]any{cnatv1alpha1.ConversionDataAnnotation: raw})
+// formerAnnotation sets the annotation in which the v1alpha1 form once
+// carried the template.
+func formerAnnotation(raw string) func(map[string]any) {
+	return set("metadata.annotations", map[string]any{cnatv1alpha1.FormerTemplateAnnotation: raw})
 }
 
 // inBothVersions is each case sent through v1beta1 and through v1alpha1.
@@ -157,16 +160,16 @@ func hostileInputs() []inputCase {
 
 		inputCase{class: "careless", name: "typo comand", strict: true, edit: set("spec.comand", "echo"), wantField: "spec.comand", wantText: "unknown field"},
 		inputCase{class: "careless", name: "typo schedual", strict: true, edit: set("spec.schedual", "2099-01-01T00:00:00Z"), wantField: "spec.schedual", wantText: "unknown field"}, //nolint:misspell // the typo is the input
-		inputCase{class: "careless", name: "reserved conversion annotation on v1beta1", edit: templateAnnotation(`{"template":{}}`)},
+		// A manifest written for the v1alpha1 form that carried the
+		// template in an annotation would run without it.
+		inputCase{class: "careless", name: "template in the former v1alpha1 annotation", edit: formerAnnotation(`{"template":{"spec":{"containers":[{"name":"main","image":"postgres:17"}]}}}`),
+			wantField: "metadata.annotations[" + cnatv1alpha1.FormerTemplateAnnotation + "]", wantText: "set spec.template"},
 	)...)
-	// The reserved annotation means something different in each version.
-	cases[len(cases)-2].wantField, cases[len(cases)-2].wantText = "metadata.annotations["+cnatv1alpha1.ConversionDataAnnotation+"]", "reserved"
-	cases[len(cases)-1].name, cases[len(cases)-1].wantField, cases[len(cases)-1].wantText = "empty template annotation on v1alpha1", "spec.template.spec.containers", "Required"
 
 	tmpl := func(name string, spec map[string]any, wantField, wantText string) inputCase {
 		return inputCase{class: "template", name: name, edit: template(spec), wantField: wantField, wantText: wantText}
 	}
-	add(
+	add(inBothVersions(
 		tmpl("restartPolicy Always", map[string]any{"restartPolicy": "Always", "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.restartPolicy", "Never"),
 		tmpl("no containers", map[string]any{}, "spec.template.spec.containers", "must be of type array"),
 		tmpl("container name not a DNS label", container(map[string]any{"name": "Main_Container"}), "spec.template.spec.containers[0].name", "RFC 1123"),
@@ -174,7 +177,9 @@ func hostileInputs() []inputCase {
 		tmpl("env value with NUL", container(map[string]any{"env": []any{map[string]any{"name": "V", "value": "a\x00b"}}}), "spec.template.spec.containers[0].env[0].value", "NUL"),
 		tmpl("image with NUL", container(map[string]any{"image": "alpine\x00:3.20"}), "spec.template.spec.containers[0].image", "NUL"),
 		tmpl("mount of no volume", container(map[string]any{"volumeMounts": []any{map[string]any{"name": "data", "mountPath": "/data"}}}), "spec.template.spec.containers[0].volumeMounts[0].name", "Not found"),
-		tmpl("quantity that does not parse", container(map[string]any{"resources": map[string]any{"limits": map[string]any{"cpu": "lots"}}}), "spec.template.spec.containers[0].resources.limits.cpu", "should match"),
+		inputCase{class: "template", name: "quantity that does not parse", edit: template(container(map[string]any{"resources": map[string]any{"limits": map[string]any{"cpu": "lots"}}})),
+			wantField: "spec.template.spec.containers[0].resources.limits.cpu", wantText: "should match",
+			wantFieldV1alpha1: "spec.template.spec.containers[0].resources.limits[cpu]", wantTextV1alpha1: "quantities must match"},
 		tmpl("negative memory", container(map[string]any{"resources": map[string]any{"limits": map[string]any{"memory": "-1Gi"}}}), "spec.template.spec.containers[0].resources.limits[memory]", "must be greater than or equal to 0"),
 		tmpl("request above limit", container(map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "2"}, "limits": map[string]any{"cpu": "1"}}}), "spec.template.spec.containers[0].resources.requests", "less than or equal to cpu limit"),
 		tmpl("impossible service account name", map[string]any{"serviceAccountName": "Not A Name!", "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.serviceAccountName", "RFC 1123"),
@@ -185,32 +190,15 @@ func hostileInputs() []inputCase {
 			"metadata": map[string]any{"labels": map[string]any{"app": strings.Repeat("v", 64)}},
 			"spec":     map[string]any{"containers": []any{map[string]any{"name": "main"}}},
 		}), wantField: "spec.template.metadata.labels", wantText: "63"},
-		tmpl("300 KB env value", container(map[string]any{"env": []any{map[string]any{"name": "BIG", "value": strings.Repeat("x", 300*1024)}}}), "spec.template", "262144"),
+		inputCase{class: "template", name: "300 KB env value", edit: template(container(map[string]any{"env": []any{map[string]any{"name": "BIG", "value": strings.Repeat("x", 300*1024)}}})), accept: true},
 		tmpl("RuntimeClass name with a slash", map[string]any{"runtimeClassName": "../x", "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.runtimeClassName", "RFC 1123"),
 		tmpl("PriorityClass name with a slash", map[string]any{"priorityClassName": "a/b", "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.priorityClassName", "RFC 1123"),
 		tmpl("two volumes of one name", map[string]any{"volumes": []any{map[string]any{"name": "v", "emptyDir": map[string]any{}}, map[string]any{"name": "v", "emptyDir": map[string]any{}}}, "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.volumes[1]", "Duplicate"),
 		inputCase{class: "template", name: "activeDeadlineSeconds of the At past the Pod's limit", edit: all(template(container(nil)), set("spec.activeDeadlineSeconds", int64(1)<<31)), wantField: "spec.activeDeadlineSeconds", wantText: "2147483647"},
 		tmpl("hostPath with ..", map[string]any{"volumes": []any{map[string]any{"name": "v", "hostPath": map[string]any{"path": "/a/../etc"}}}, "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.volumes[0].hostPath.path", ".."),
-	)
+		inputCase{class: "template", name: "a valid template", edit: template(container(nil)), accept: true},
+	)...)
 
-	annotation := func(name, raw, wantField, wantText string) inputCase {
-		return inputCase{class: "v1alpha1 annotation", name: name, v1alpha1: true, edit: templateAnnotation(raw), wantField: wantField, wantText: wantText}
-	}
-	key := "metadata.annotations[" + cnatv1alpha1.ConversionDataAnnotation + "]"
-	add(
-		annotation("spec fields in the annotation", `{"spec":{"backoffLimit":101}}`, key, `unknown field "spec"`),
-		annotation("negative TTL in the annotation", `{"spec":{"ttlSecondsAfterFinished":-1}}`, key, `unknown field "spec"`),
-		annotation("status in the annotation", `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`, key, `unknown field "status"`),
-		annotation("not JSON", `{"template":`, key, `{"template":{...}}`),
-		annotation("unknown template field", `{"template":{"spec":{"containers":[{"name":"main","imagee":"x"}]}}}`, key, "template.spec.containers[0].imagee"),
-		annotation("quantity that does not parse", `{"template":{"spec":{"containers":[{"name":"main","resources":{"limits":{"cpu":"lots"}}}]}}}`, key, "quantities must match"),
-		annotation("wrong type", `{"template":{"spec":{"containers":"main"}}}`, key, "template.spec.containers"),
-		annotation("restartPolicy Always", `{"template":{"spec":{"restartPolicy":"Always","containers":[{"name":"main"}]}}}`, "spec.template.spec.restartPolicy", "Never"),
-		annotation("impossible service account name", `{"template":{"spec":{"serviceAccountName":"Not A Name!","containers":[{"name":"main"}]}}}`, "spec.template.spec.serviceAccountName", "RFC 1123"),
-		annotation("300 KB", `{"template":{"metadata":{"annotations":{"big":"`+strings.Repeat("x", 300*1024)+`"}}}}`, key, "262144"),
-		inputCase{class: "v1alpha1 annotation", name: "v1beta1 template field in v1alpha1", v1alpha1: true, strict: true, edit: template(container(nil)), wantField: "spec.template", wantText: "unknown field"},
-		inputCase{class: "v1alpha1 annotation", name: "a valid template", v1alpha1: true, edit: templateAnnotation(`{"template":{"spec":{"containers":[{"name":"main","image":"alpine:3.20"}]}}}`), accept: true},
-	)
 	return cases
 }
 
@@ -243,7 +231,10 @@ func TestHostileAndCarelessInput(t *testing.T) {
 			g := NewWithT(t)
 			obj := newAtObject(ns, fmt.Sprintf("input-%d", i), tc.v1alpha1)
 			tc.edit(obj.Object)
-			wantText := tc.wantText
+			wantField, wantText := tc.wantField, tc.wantText
+			if tc.v1alpha1 && tc.wantFieldV1alpha1 != "" {
+				wantField = tc.wantFieldV1alpha1
+			}
 			if tc.v1alpha1 && tc.wantTextV1alpha1 != "" {
 				if tc.accept {
 					obj.SetName(obj.GetName()[:62] + "a") // not the v1beta1 case's name
@@ -267,7 +258,7 @@ func TestHostileAndCarelessInput(t *testing.T) {
 			g.Expect(err).To(HaveOccurred(), "must be refused")
 			counts[tc.class].refused++
 			g.Expect(apierrors.IsInternalError(err) && !strings.Contains(err.Error(), "conversion webhook")).To(BeFalse(), "refused for a reason of its own, not by a failure: %v", err)
-			g.Expect(err.Error()).To(ContainSubstring(tc.wantField), "the refusal names the field")
+			g.Expect(err.Error()).To(ContainSubstring(wantField), "the refusal names the field")
 			g.Expect(err.Error()).To(ContainSubstring(wantText), "the refusal says what is accepted")
 		})
 	}

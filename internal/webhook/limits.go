@@ -21,22 +21,18 @@ import (
 const MaxCommandBytes = 131071
 
 // validateLimits refuses what would be stored but could never run, or would
-// break reads of other Ats: a command with a NUL or longer than the kernel
-// takes, a NUL anywhere in the template (no container runtime passes one on),
-// a service account name the API server can never accept, a template too
-// large for the v1alpha1 form of the At, and the keys the v1alpha1
-// conversion reserves.
+// not do what its writer meant: a command with a NUL or longer than the
+// kernel takes, a NUL anywhere in the template (no container runtime passes
+// one on), a service account name the API server can never accept, and the
+// annotation in which the v1alpha1 form of an At once carried its template.
 func validateLimits(at *cnatv1beta1.At) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	annotations := field.NewPath("metadata", "annotations")
-	if _, ok := at.Annotations[cnatv1alpha1.ConversionDataAnnotation]; ok {
-		errs = append(errs, field.Forbidden(annotations.Key(cnatv1alpha1.ConversionDataAnnotation),
-			"is reserved: the v1alpha1 form of an At carries spec.template under it; set spec.template instead"))
-	}
-	if _, ok := at.Labels[cnatv1alpha1.TemplateTooLargeLabel]; ok {
-		errs = append(errs, field.Forbidden(field.NewPath("metadata", "labels").Key(cnatv1alpha1.TemplateTooLargeLabel),
-			"is reserved for the v1alpha1 conversion"))
+	if _, ok := at.Annotations[cnatv1alpha1.FormerTemplateAnnotation]; ok {
+		// A manifest written for the former v1alpha1 form would silently
+		// run without its template.
+		errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(cnatv1alpha1.FormerTemplateAnnotation),
+			"no longer carries the template: set spec.template (in v1alpha1 as in v1beta1) and remove this annotation"))
 	}
 	if strings.ContainsRune(at.Spec.Command, 0) {
 		errs = append(errs, field.Invalid(spec.Child("command"), field.OmitValueType{}, "must not contain a NUL character: no program can be given one in an argument"))
@@ -70,19 +66,6 @@ func validateLimits(at *cnatv1beta1.At) field.ErrorList {
 		}
 		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(ref.value, false) {
 			errs = append(errs, field.Invalid(podSpec.Child(ref.name), ref.value, "must be the name of a "+ref.kind+": "+msg))
-		}
-	}
-	size, err := cnatv1alpha1.TemplateAnnotationSize(at)
-	if err == nil && size > 0 {
-		own := 0
-		for k, v := range at.Annotations {
-			if k != cnatv1alpha1.ConversionDataAnnotation {
-				own += len(k) + len(v)
-			}
-		}
-		if own+size > cnatv1alpha1.TotalAnnotationSizeLimit {
-			errs = append(errs, tooLong(template, fmt.Sprintf("the template (%d bytes as JSON, in the v1alpha1 annotation %s) and the At's annotations (%d bytes) must together be at most %d bytes, the API server's limit for the annotations of one object: the v1alpha1 form of the At carries the template as an annotation",
-				size, cnatv1alpha1.ConversionDataAnnotation, own, cnatv1alpha1.TotalAnnotationSizeLimit)))
 		}
 	}
 	return errs

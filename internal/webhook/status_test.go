@@ -7,6 +7,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -48,16 +50,18 @@ func TestStatusIsWrittenOnlyThroughTheStatusSubresource(t *testing.T) {
 	ns := newNamespace(t)
 	forged := map[string]any{"phase": "RUNNING", "attempts": int64(5), "reason": "Retrying", "podName": "forged-5"}
 
-	t.Run("issue 9: the v1alpha1 conversion annotation edited to attempts 5, Retrying", func(t *testing.T) {
+	t.Run("issue 9: a status in the former v1alpha1 template annotation", func(t *testing.T) {
 		g := NewWithT(t)
 		at := settledAt(t, ns, "annotation")
 		u := asV1alpha1(t, at)
-		u.SetAnnotations(map[string]string{cnatv1alpha1.ConversionDataAnnotation: `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`})
-		err := adminClient.Update(t.Context(), u)
-		g.Expect(err).To(MatchError(ContainSubstring(`unknown field "status"`)))
+		u.SetAnnotations(map[string]string{cnatv1alpha1.FormerTemplateAnnotation: `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`})
+		// Only the annotations change, so the validating webhook lets it
+		// be: it is an ordinary annotation, which nothing reads.
+		g.Expect(adminClient.Update(t.Context(), u)).To(Succeed())
 
 		got := &cnatv1beta1.At{}
 		g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), got)).To(Succeed())
+		g.Expect(got.Annotations).To(HaveKey(cnatv1alpha1.FormerTemplateAnnotation))
 		g.Expect(got.Status).To(Equal(at.Status), "the stored v1beta1 status is unchanged")
 	})
 
@@ -108,8 +112,8 @@ func TestStatusIsWrittenOnlyThroughTheStatusSubresource(t *testing.T) {
 
 // TestRulesHoldWithoutTheAdmissionWebhooks deletes the webhook
 // configurations and sends through v1alpha1 what issue 12 found stored
-// unvalidated: the CRD's schema and CEL rules of v1alpha1 and the
-// conversion, which cannot be turned off separately, refuse it.
+// unvalidated: the CRD's schema and CEL rules of v1alpha1, which cannot be
+// turned off separately, refuse it, naming the field.
 func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 	g := NewWithT(t)
 	ctx := t.Context()
@@ -161,11 +165,11 @@ func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 	}{
 		{"a 64-character name", set("metadata.name", strings.Repeat("a", 64)), "metadata.name"},
 		{"backoffLimit 100000", set("spec.backoffLimit", 100000), "spec.backoffLimit"},
-		{"backoffLimit 101 in the annotation", templateAnnotation(`{"spec":{"backoffLimit":101}}`), "metadata.annotations[" + cnatv1alpha1.ConversionDataAnnotation + "]"},
 		{"negative ttlSecondsAfterFinished", set("spec.ttlSecondsAfterFinished", -1), "spec.ttlSecondsAfterFinished"},
 		{"a NUL in the command", set("spec.command", "echo \x00"), "spec.command"},
 		{"a command of 131072 bytes", set("spec.command", strings.Repeat("😀", 32768)), "spec.command"},
-		{"an unknown template field in the annotation", templateAnnotation(`{"template":{"spec":{"containerz":[]}}}`), "metadata.annotations[" + cnatv1alpha1.ConversionDataAnnotation + "]"},
+		{"a template without containers", template(map[string]any{}), "spec.template.spec.containers"},
+		{"a template quantity that does not parse", template(container(map[string]any{"resources": map[string]any{"limits": map[string]any{"cpu": "lots"}}})), "spec.template.spec.containers[0].resources.limits.cpu"},
 		{"neither command nor template", set("spec.command", nil), "spec.command"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,7 +180,7 @@ func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 				delete(obj.Object["spec"].(map[string]any), "command")
 			}
 			err := adminClient.Create(ctx, obj)
-			g.Expect(err).To(HaveOccurred())
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid from the schema, got: %v", err)
 			g.Expect(err.Error()).To(ContainSubstring(tc.wantField))
 		})
 	}
@@ -197,5 +201,35 @@ func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 			err := adminClient.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(patch)))
 			g.Expect(err).To(MatchError(ContainSubstring("cannot change once the At has fired")))
 		}
+	})
+
+	// The rule the validating webhook repeats: without it, only the
+	// v1alpha1 schema's own CEL rule over spec.template keeps an At that
+	// fired from running another Pod on its retries.
+	t.Run("template cannot change once fired", func(t *testing.T) {
+		g := NewWithT(t)
+		at := &cnatv1beta1.At{
+			ObjectMeta: metav1.ObjectMeta{Name: "fired-template", Namespace: ns},
+			Spec: cnatv1beta1.AtSpec{Schedule: "2020-01-01T00:00:00Z", Command: "sleep 3600", Template: &corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "main", Image: "alpine:3.20"}}},
+			}},
+		}
+		g.Expect(adminClient.Create(ctx, at)).To(Succeed())
+		g.Eventually(func() int32 {
+			g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), at)).To(Succeed())
+			return at.Status.Attempts
+		}).Should(Equal(int32(1)))
+		for _, patch := range []string{
+			`{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"evil:latest"}]}}}}`,
+			`{"spec":{"template":null}}`,
+		} {
+			u := asV1alpha1(t, at)
+			err := adminClient.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(patch)))
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got: %v", err)
+			g.Expect(err).To(MatchError(ContainSubstring("spec.template: Forbidden: spec.template cannot change once the At has fired")))
+		}
+		got := &cnatv1beta1.At{}
+		g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), got)).To(Succeed())
+		g.Expect(got.Spec.Template).To(BeComparableTo(at.Spec.Template), "the stored template is the one that fired")
 	})
 }
