@@ -45,7 +45,16 @@ type AtReconciler struct {
 	// Metrics records firing lateness, outcomes and phases; nil records
 	// nothing.
 	Metrics *Metrics
+
+	// podsIndexed is set once the cache indexes Pods by their At label
+	// (SetupWithManager): reads from the cache then find an At's Pods by
+	// the index rather than by matching the label on every Pod of the
+	// namespace, which grows with the number of Ats.
+	podsIndexed bool
 }
+
+// podsByAt is the name of the cache index of Pods by the At label's value.
+const podsByAt = "cnat.programming-kubernetes.info/at"
 
 // +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats/status,verbs=get;patch
@@ -61,7 +70,7 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	pods, err := r.readPods(ctx, r.Client, req.NamespacedName)
+	pods, err := r.readPods(ctx, r.Client, req.NamespacedName, r.podsIndexed)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -74,13 +83,13 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		}
 		podsLive := d.ConfirmPods
 		if podsLive {
-			if pods, err = r.readPods(ctx, r.APIReader, req.NamespacedName); err != nil {
+			if pods, err = r.readPods(ctx, r.APIReader, req.NamespacedName, false); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
 		d = lifecycle.Decide(at, pods, now)
 		if d.ConfirmPods && !podsLive {
-			if pods, err = r.readPods(ctx, r.APIReader, req.NamespacedName); err != nil {
+			if pods, err = r.readPods(ctx, r.APIReader, req.NamespacedName, false); err != nil {
 				return ctrl.Result{}, err
 			}
 			d = lifecycle.Decide(at, pods, now)
@@ -152,11 +161,15 @@ func (r *AtReconciler) readAt(ctx context.Context, reader client.Reader, key typ
 	return at, nil
 }
 
-// readPods lists the Pods labelled with the At's name, from the cache or
-// from the API server.
-func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key types.NamespacedName) ([]corev1.Pod, error) {
+// readPods lists the Pods labelled with the At's name, from the cache (by
+// its index, if indexed) or from the API server.
+func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key types.NamespacedName, indexed bool) ([]corev1.Pod, error) {
 	var pods corev1.PodList
-	if err := reader.List(ctx, &pods, client.InNamespace(key.Namespace), client.MatchingLabels{cnatv1beta1.LabelAt: key.Name}); err != nil {
+	var selector client.ListOption = client.MatchingLabels{cnatv1beta1.LabelAt: key.Name}
+	if indexed {
+		selector = client.MatchingFields{podsByAt: key.Name}
+	}
+	if err := reader.List(ctx, &pods, client.InNamespace(key.Namespace), selector); err != nil {
 		return nil, fmt.Errorf("listing the Pods of At %s: %w", key.Name, err)
 	}
 	return pods.Items, nil
@@ -233,6 +246,16 @@ func controllerOf(pod *corev1.Pod) string {
 // deleted At must still be released). Status-only changes of an At do not
 // trigger a reconcile. Up to concurrency Ats are reconciled at once.
 func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podsByAt, func(pod client.Object) []string {
+		if name := pod.GetLabels()[cnatv1beta1.LabelAt]; name != "" {
+			return []string{name}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("indexing Pods by At: %w", err)
+	}
+	r.podsIndexed = true
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cnatv1beta1.At{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(atOfPod)).
