@@ -318,6 +318,30 @@ func TestTakeover(t *testing.T) {
 	// And from now on they are plain members.
 	res, out = h.apply(h.build("takeover"), ApplyOptions{})
 	g.Expect(actions(res.Applied)).To(HaveEach("unchanged"), "after takeover:\n%s", out)
+
+	// `kubectl apply --server-side` of the same content changes no value,
+	// but kubectl now shares the fields and would keep them alive if the
+	// overlay dropped them: diff and apply both see it.
+	same := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "ssa-legacy", "namespace": "cnatctl-takeover"},
+		"data":     map[string]any{"mode": "managed"},
+	}}
+	g.Expect(testClient.Apply(h.ctx, client.ApplyConfigurationFromUnstructured(same), client.FieldOwner("kubectl"))).To(Succeed())
+	d, out := h.diff(h.build("takeover"), DiffOptions{})
+	g.Expect(d.Drift).To(BeTrue(), "diff:\n%s", out)
+	g.Expect(out).To(ContainSubstring("ConfigMap/cnatctl-takeover/ssa-legacy configured (kubectl's fields are taken over)\n"))
+	res, out = h.apply(h.build("takeover"), ApplyOptions{})
+	g.Expect(actions(res.Applied)).To(HaveKeyWithValue("ConfigMap/cnatctl-takeover/ssa-legacy", "configured"), out)
+	cm := &corev1.ConfigMap{}
+	g.Expect(testClient.Get(h.ctx, client.ObjectKey{Namespace: "cnatctl-takeover", Name: "ssa-legacy"}, cm)).To(Succeed())
+	var managers []string
+	for _, mf := range cm.ManagedFields {
+		managers = append(managers, mf.Manager)
+	}
+	g.Expect(managers).To(HaveEach("cnatctl"), "managed fields %v", cm.ManagedFields)
+	d, out = h.diff(h.build("takeover"), DiffOptions{})
+	g.Expect(d.Drift).To(BeFalse(), "diff after the takeover:\n%s", out)
 }
 
 // TestRejectedAppliesNothing: two objects the API server rejects are both
