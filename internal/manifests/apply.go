@@ -2,12 +2,16 @@ package manifests
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
@@ -35,9 +39,9 @@ func (e Entry) String() string { return e.Ref + " " + e.Action }
 
 // ApplyOptions change what Apply does.
 type ApplyOptions struct {
-	// Force deletes and recreates objects whose change touches an immutable
-	// field. Without it such a change fails the dry-run and nothing is
-	// applied.
+	// Force deletes and recreates the objects whose dry-run reported a
+	// change to an immutable field, and no others. Without it such a change
+	// fails the dry-run and nothing is applied.
 	Force bool
 	// Prune deletes the members of the set that the objects no longer
 	// include, after everything was applied.
@@ -62,11 +66,11 @@ type Result struct {
 // Apply applies objects to the cluster as the set, printing one line per
 // object as it goes:
 //
-//  1. It labels every object as a member of the set and dry-runs all of
-//     them (server-side apply, as the real apply will send them). If any
-//     fails, it returns every failure as Problems and applies nothing.
-//     Objects whose CRD or Namespace is created in the same run cannot be
-//     dry-run yet: they are dry-run after stage 1.
+//  1. It labels every object as a member of the set and plans all of them:
+//     one server-side dry-run each (ssa's Diff, as the apply will send
+//     them). If any fails, it returns every failure as Problems and applies
+//     nothing. Objects whose CRD or Namespace is created in the same run
+//     cannot be dry-run yet: they are planned after stage 1.
 //  2. It records the kinds and namespaces of the objects on the set's
 //     parent (together with what the parent recorded before), so that an
 //     interrupted apply leaks nothing from a later prune.
@@ -79,11 +83,13 @@ type Result struct {
 //  6. With Wait, it waits for the rest; with Prune, it deletes the members
 //     the objects no longer include and records the new set on the parent.
 //
-// Every apply is a server-side apply under the Applier's field manager
-// (ssa's ApplyAll: objects that would not change are not sent), forcing
-// ownership, after taking over the fields of kubectl's managers
-// (client-side apply, `kubectl apply --server-side`) and removing the
-// last-applied-configuration annotation.
+// Each stage sends what the plans say and nothing else: objects that would
+// not change are not sent; the others by server-side apply under the
+// Applier's field manager, forcing ownership, after taking over the fields
+// of kubectl's managers (client-side apply, `kubectl apply --server-side`)
+// and removing the last-applied-configuration annotation. With Force, the
+// objects whose dry-run reported a change to an immutable field, and only
+// those, are deleted and created again.
 func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructured, opts ApplyOptions) (*Result, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Minute
@@ -92,12 +98,13 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if err != nil {
 		return nil, fmt.Errorf("preparing the objects, nothing was applied: %w", err)
 	}
+	sort.Sort(ssa.SortableUnstructureds(objs))
 	previous, err := a.set.read(ctx, a.client)
 	if err != nil {
 		return nil, fmt.Errorf("nothing was applied: %w", err)
 	}
-	plans, problems := a.preflight(ctx, objs, opts.Force)
-	if len(problems) > 0 {
+	plans := a.planAll(ctx, objs)
+	if problems := problems(plans, opts.Force); len(problems) > 0 {
 		return nil, fmt.Errorf("dry-run failed, nothing was applied: %w", problems)
 	}
 
@@ -113,37 +120,22 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	}
 
 	res := &Result{}
-	recreate := map[string]bool{}
-	var stage1, stage2, stage3 []*unstructured.Unstructured
+	var stage1, stage2, stage3 []*plan
 	for _, p := range plans {
 		switch {
-		case p.skipped:
-			res.Applied = append(res.Applied, a.print(Entry{Ref: Ref(p.obj), Action: string(ssa.SkippedAction)}))
-			continue
-		case len(p.immutable) > 0:
-			recreate[Ref(p.obj)] = true
-		}
-		switch {
+		case p.action == string(ssa.SkippedAction):
+			res.Applied = append(res.Applied, a.print(Entry{Ref: Ref(p.obj), Action: p.action}))
 		case isCRD(p.obj) || isNamespace(p.obj):
-			stage1 = append(stage1, p.obj)
+			stage1 = append(stage1, p)
 		case isWebhookConfiguration(p.obj):
-			stage3 = append(stage3, p.obj)
+			stage3 = append(stage3, p)
 		default:
-			stage2 = append(stage2, p.obj)
+			stage2 = append(stage2, p)
 		}
-	}
-	ssaOpts := ssa.ApplyOptions{
-		ExclusionSelector: skipSelector(),
-		WaitInterval:      a.pollInterval,
-		WaitTimeout:       opts.Timeout,
-		Cleanup: ssa.ApplyCleanupOptions{
-			Annotations:   []string{corev1.LastAppliedConfigAnnotation},
-			FieldManagers: kubectlManagers,
-		},
 	}
 
 	// Stage 1: definitions, waited for.
-	set1, changed, err := a.applyStage(ctx, stage1, ssaOpts, recreate, res)
+	set1, changed, err := a.applyStage(ctx, stage1, opts.Timeout, res)
 	if err != nil {
 		return res, err
 	}
@@ -157,12 +149,19 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 			return res, err
 		}
 	}
-	if problems := a.dryRunDeferred(ctx, plans); len(problems) > 0 {
+	var deferred []*plan
+	for _, p := range plans {
+		if p.deferred {
+			*p = *a.plan(ctx, p.obj, nil, nil)
+			deferred = append(deferred, p)
+		}
+	}
+	if problems := problems(deferred, opts.Force); len(problems) > 0 {
 		return res, fmt.Errorf("dry-run of the objects that needed them failed, only CustomResourceDefinitions and Namespaces were applied: %w", problems)
 	}
 
 	// Stage 2: everything else but webhooks.
-	set2, _, err := a.applyStage(ctx, stage2, ssaOpts, recreate, res)
+	set2, _, err := a.applyStage(ctx, stage2, opts.Timeout, res)
 	if err != nil {
 		return res, err
 	}
@@ -175,7 +174,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	}
 
 	// Stage 3: webhook configurations.
-	set3, _, err := a.applyStage(ctx, stage3, ssaOpts, recreate, res)
+	set3, _, err := a.applyStage(ctx, stage3, opts.Timeout, res)
 	if err != nil {
 		return res, err
 	}
@@ -206,40 +205,58 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	return res, nil
 }
 
-// applyStage applies one stage with ssa's ApplyAll, prints and records an
-// entry per object, and returns the objects to wait for (all but skipped
-// ones) and whether any of them changed. Objects in recreate changed
-// immutable fields: they are applied with ssa's Force, which deletes and
-// recreates them.
-func (a *Applier) applyStage(ctx context.Context, objs []*unstructured.Unstructured, opts ssa.ApplyOptions, recreate map[string]bool, res *Result) (object.ObjMetadataSet, bool, error) {
-	if len(objs) == 0 {
-		return nil, false, nil
-	}
-	for _, o := range objs {
-		if recreate[Ref(o)] {
-			opts.Force = true
-		}
-	}
-	cs, err := a.rm.ApplyAll(ctx, objs, opts)
-	if err != nil {
-		return nil, false, fmt.Errorf("applying (objects listed above were applied): %w", err)
-	}
+// applyStage sends the plans of one stage in order, printing and recording
+// an entry per object, and returns the objects to wait for (all but skipped
+// ones) and whether any of them changed.
+func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Duration, res *Result) (object.ObjMetadataSet, bool, error) {
 	var set object.ObjMetadataSet
 	changed := false
-	for _, e := range cs.Entries {
-		action := string(e.Action)
-		if e.Action == ssa.CreatedAction && recreate[e.Subject] {
-			action = ActionRecreated
+	for _, p := range plans {
+		if err := a.send(ctx, p, timeout); err != nil {
+			return nil, false, fmt.Errorf("applying %s (objects listed above were applied): %w", Ref(p.obj), err)
 		}
-		res.Applied = append(res.Applied, a.print(Entry{Ref: e.Subject, Action: action}))
-		if e.Action != ssa.SkippedAction {
-			set = append(set, e.ObjMetadata)
+		res.Applied = append(res.Applied, a.print(Entry{Ref: Ref(p.obj), Action: p.action}))
+		if p.action != string(ssa.SkippedAction) {
+			set = append(set, object.UnstructuredToObjMetadata(p.obj))
 		}
-		if e.Action == ssa.CreatedAction || e.Action == ssa.ConfiguredAction {
+		if p.action != string(ssa.SkippedAction) && p.action != string(ssa.UnchangedAction) {
 			changed = true
 		}
 	}
 	return set, changed, nil
+}
+
+// send makes the cluster's object what its plan says. An object planned to
+// be recreated is deleted (exactly the one that was dry-run: its UID is a
+// precondition) and applied once it is gone.
+func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) error {
+	switch {
+	case p.action == string(ssa.UnchangedAction) || p.action == string(ssa.SkippedAction):
+		return nil
+	case p.action == ActionRecreated:
+		uid := p.live.GetUID()
+		err := a.client.Delete(ctx, p.live, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting it to recreate it: %w", err)
+		}
+		if err := a.rm.WaitForTermination([]*unstructured.Unstructured{p.live}, ssa.WaitOptions{Interval: a.pollInterval, Timeout: timeout}); err != nil {
+			return fmt.Errorf("waiting for it to be deleted before recreating it: %w", err)
+		}
+	case len(p.takeover) > 0:
+		// Only if the object is still the one that was planned.
+		ops := []any{map[string]string{"op": "test", "path": "/metadata/resourceVersion", "value": p.live.GetResourceVersion()}}
+		for _, op := range p.takeover {
+			ops = append(ops, op)
+		}
+		patch, err := json.Marshal(ops)
+		if err != nil {
+			return err
+		}
+		if err := a.client.Patch(ctx, p.live, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(a.manager)); err != nil {
+			return fmt.Errorf("taking over kubectl's fields: %w", err)
+		}
+	}
+	return a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(p.obj.DeepCopy()), client.ForceOwnership, client.FieldOwner(a.manager))
 }
 
 // print prints the entry's line and returns the entry.

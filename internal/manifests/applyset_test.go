@@ -1,13 +1,14 @@
 package manifests
 
 import (
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubectlapply "k8s.io/kubectl/pkg/cmd/apply"
+
+	. "github.com/onsi/gomega"
 )
 
 // kubectlID is the id kubectl's own ApplySet implementation computes for a
@@ -39,41 +40,36 @@ func TestApplySetIDMatchesKubectl(t *testing.T) {
 		{"my-set", "default", configMap, "configmaps"},
 		{"inv", "team-a", custom, "inventories"},
 	} {
-		got := ApplySetID(tc.name, tc.namespace, tc.gvk.Kind, tc.gvk.Group)
-		want := kubectlID(tc.name, tc.namespace, tc.gvk, tc.resource)
-		if got != want {
-			t.Errorf("ApplySetID(%s, %s, %s) = %s, kubectl says %s", tc.name, tc.namespace, tc.gvk.Kind, got, want)
-		}
-		if len(got) > 63 || !strings.HasPrefix(got, "applyset-") || !strings.HasSuffix(got, "-v1") {
-			t.Errorf("%s is not a valid id label value", got)
-		}
+		t.Run(tc.name+"."+tc.namespace, func(t *testing.T) {
+			g := NewWithT(t)
+			got := ApplySetID(tc.name, tc.namespace, tc.gvk.Kind, tc.gvk.Group)
+			g.Expect(got).To(Equal(kubectlID(tc.name, tc.namespace, tc.gvk, tc.resource)), "kubectl's id")
+			// A valid label value.
+			g.Expect(len(got)).To(BeNumerically("<=", 63))
+			g.Expect(got).To(HavePrefix("applyset-"))
+			g.Expect(got).To(HaveSuffix("-v1"))
+		})
 	}
 	// A fixed value, so that a change of formula is noticed even if kubectl
 	// changed the same way: base64url(sha256("applyset-cnat-local.default.Secret.")).
-	if got, want := ApplySetID("applyset-cnat-local", "default", "Secret", ""), goldenLocalID; got != want {
-		t.Errorf("id of the local set = %s, want %s", got, want)
-	}
+	g := NewWithT(t)
+	g.Expect(ApplySetID("applyset-cnat-local", "default", "Secret", "")).To(Equal(goldenLocalID))
 }
 
 const goldenLocalID = "applyset-PCNDaNOEJYgIjIaoly_MBLpsgoxLEX6NG5GkUPeHDOk-v1"
 
 func TestNewApplySet(t *testing.T) {
+	g := NewWithT(t)
 	s, err := NewApplySet("local", "", "v1.2.3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.ParentName != "applyset-cnat-local" || s.Namespace != DefaultInventoryNamespace || s.Tooling != "cnatctl/v1.2.3" {
-		t.Errorf("got %+v", s)
-	}
-	if s.ID != ApplySetID("applyset-cnat-local", "default", "Secret", "") {
-		t.Errorf("id %s", s.ID)
-	}
-	if _, err := NewApplySet("Not_Valid", "", "v1"); err == nil {
-		t.Error("invalid name accepted")
-	}
-	if _, err := NewApplySet("", "", "v1"); err == nil {
-		t.Error("empty name accepted")
-	}
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(s.ParentName).To(Equal("applyset-cnat-local"))
+	g.Expect(s.Namespace).To(Equal(DefaultInventoryNamespace))
+	g.Expect(s.Tooling).To(Equal("cnatctl/v1.2.3"))
+	g.Expect(s.ID).To(Equal(ApplySetID("applyset-cnat-local", "default", "Secret", "")))
+	_, err = NewApplySet("Not_Valid", "", "v1")
+	g.Expect(err).To(HaveOccurred(), "invalid name accepted")
+	_, err = NewApplySet("", "", "v1")
+	g.Expect(err).To(HaveOccurred(), "empty name accepted")
 }
 
 func TestSetNameFromDir(t *testing.T) {
@@ -83,14 +79,17 @@ func TestSetNameFromDir(t *testing.T) {
 		"/tmp/My_Overlay":           "my-overlay",
 		"testdata/prune/v1":         "v1",
 	} {
-		if got := SetNameFromDir(dir); got != want {
-			t.Errorf("SetNameFromDir(%q) = %q, want %q", dir, got, want)
-		}
+		t.Run(dir, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(SetNameFromDir(dir)).To(Equal(want))
+		})
 	}
 }
 
 func TestLabelRefusesAnotherSet(t *testing.T) {
-	s, _ := NewApplySet("a", "", "v1")
+	g := NewWithT(t)
+	s, err := NewApplySet("a", "", "v1")
+	g.Expect(err).NotTo(HaveOccurred())
 	mine := &unstructured.Unstructured{}
 	mine.SetAPIVersion("v1")
 	mine.SetKind("ConfigMap")
@@ -99,10 +98,7 @@ func TestLabelRefusesAnotherSet(t *testing.T) {
 	theirs.SetName("theirs")
 	theirs.SetLabels(map[string]string{LabelApplySetPartOf: "applyset-other-v1"})
 	problems := s.label([]*unstructured.Unstructured{mine, theirs})
-	if len(problems) != 1 || problems[0].Object != "ConfigMap/theirs" {
-		t.Errorf("problems = %v", problems)
-	}
-	if mine.GetLabels()[LabelApplySetPartOf] != s.ID {
-		t.Errorf("labels = %v", mine.GetLabels())
-	}
+	g.Expect(problems).To(HaveLen(1))
+	g.Expect(problems[0].Object).To(Equal("ConfigMap/theirs"))
+	g.Expect(mine.GetLabels()).To(HaveKeyWithValue(LabelApplySetPartOf, s.ID))
 }

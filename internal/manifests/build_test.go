@@ -3,10 +3,11 @@ package manifests
 import (
 	"bytes"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	. "github.com/onsi/gomega"
 )
 
 // repoDir is a path from the repository root.
@@ -43,48 +44,33 @@ func TestBuildRepoOverlays(t *testing.T) {
 		},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
+			g := NewWithT(t)
 			objects, err := Build(tc.dir)
-			if err != nil {
-				t.Fatalf("Build: %v", err)
-			}
+			g.Expect(err).NotTo(HaveOccurred())
 			got := kinds(objects)
 			for _, k := range tc.want {
-				if got[k] == 0 {
-					t.Errorf("no %s in %v", k, got)
-				}
+				g.Expect(got).To(HaveKeyWithValue(k, BeNumerically(">", 0)), "no %s", k)
 			}
 			for _, k := range tc.none {
-				if got[k] != 0 {
-					t.Errorf("%d %s, want none", got[k], k)
-				}
+				g.Expect(got).NotTo(HaveKey(k))
 			}
 			for _, o := range objects {
-				if o.GetKind() == "CustomResourceDefinition" && o.GetName() != "ats.cnat.programming-kubernetes.info" {
-					t.Errorf("unexpected CRD %s", o.GetName())
+				if o.GetKind() == "CustomResourceDefinition" {
+					g.Expect(o.GetName()).To(Equal("ats.cnat.programming-kubernetes.info"), "unexpected CRD")
 				}
 			}
 			y, err := BuildYAML(tc.dir)
-			if err != nil {
-				t.Fatalf("BuildYAML: %v", err)
-			}
-			if docs := bytes.Count(y, []byte("\n---\n")) + 1; docs != len(objects) {
-				t.Errorf("BuildYAML has %d documents, Build %d objects", docs, len(objects))
-			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(bytes.Count(y, []byte("\n---\n"))+1).To(Equal(len(objects)), "BuildYAML's documents against Build's objects")
 		})
 	}
 }
 
 func TestBuildTestOverlay(t *testing.T) {
+	g := NewWithT(t)
 	objects, err := Build(filepath.Join("testdata", "lifecycle"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := kinds(objects)
-	for k, n := range map[string]int{"Namespace": 1, "CustomResourceDefinition": 1, "Widget": 1, "ConfigMap": 2, "Deployment": 1} {
-		if got[k] != n {
-			t.Errorf("%d %s, want %d (all: %v)", got[k], k, n, got)
-		}
-	}
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(kinds(objects)).To(BeComparableTo(map[string]int{"Namespace": 1, "CustomResourceDefinition": 1, "Widget": 1, "ConfigMap": 2, "Deployment": 1}))
 }
 
 func TestBuildErrors(t *testing.T) {
@@ -99,18 +85,13 @@ func TestBuildErrors(t *testing.T) {
 		{"no kustomization", "testdata", []string{"testdata", "kustomization"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
 			_, err := Build(tc.dir)
-			if err == nil {
-				t.Fatal("no error")
-			}
 			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
+				g.Expect(err).To(MatchError(ContainSubstring(w)))
 			}
-			if _, err := BuildYAML(tc.dir); err == nil {
-				t.Error("BuildYAML: no error")
-			}
+			_, err = BuildYAML(tc.dir)
+			g.Expect(err).To(HaveOccurred(), "BuildYAML")
 		})
 	}
 }

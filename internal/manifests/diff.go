@@ -4,12 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fluxcd/pkg/ssa"
@@ -46,12 +42,13 @@ type DiffResult struct {
 	Drift bool
 }
 
-// Diff compares every object with the cluster by a server-side dry-run
-// apply (ssa's Diff, with the set's labels, as Apply would send it) and
-// prints one line per object, "<ref> created|configured|unchanged", plus
-// its diff with Verbose. Objects whose CRD or Namespace does not exist yet
-// but is in the set are reported as created without a dry-run; a change to
-// an immutable field is reported as "recreated" (apply needs --force).
+// Diff plans every object as Apply does (one server-side dry-run apply
+// each, ssa's Diff, with the set's labels) and prints one line per object,
+// "<ref> created|configured|unchanged|recreated|skipped", with a note when
+// the dry-run alone does not explain it, plus its diff with Verbose.
+// Objects whose CRD or Namespace does not exist yet but is in the set are
+// reported as created without a dry-run; a change to an immutable field is
+// reported as "recreated" (apply needs --force).
 //
 // Every object is compared even when some fail: the failures come back
 // together as Problems, alongside the result for the others.
@@ -61,8 +58,6 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 		return nil, fmt.Errorf("preparing the objects: %w", err)
 	}
 	sort.Sort(ssa.SortableUnstructureds(objs))
-	crds := crdScopes(objs)
-	namespaces := namespacesIn(objs)
 	res := &DiffResult{}
 	var problems Problems
 	add := func(e DiffEntry) {
@@ -80,53 +75,20 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 		}
 	}
 
-	for _, o := range objs {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(o.GroupVersionKind())
-		getErr := a.client.Get(ctx, client.ObjectKeyFromObject(o), live)
-		_, crdInSet := crds[o.GroupVersionKind().GroupKind()]
-		switch {
-		case getErr == nil:
-			if owner := live.GetLabels()[LabelApplySetPartOf]; owner != "" && owner != a.set.ID && !utils.AnyInMetadata(live, skipSelector()) {
-				problems = append(problems, Problem{Object: Ref(o), Err: fmt.Errorf("it belongs to another ApplySet (label %s=%s); cnatctl does not take objects from another set", LabelApplySetPartOf, owner)})
-				continue
-			}
-		case meta.IsNoMatchError(getErr) && crdInSet:
-			add(a.newObjectEntry(o, "its CustomResourceDefinition is created by this apply; not dry-run", opts.Verbose))
-			continue
-		case meta.IsNoMatchError(getErr):
-			problems = append(problems, Problem{Object: Ref(o), Err: fmt.Errorf("the cluster does not serve %s %s, and no CustomResourceDefinition in this set defines it", o.GetAPIVersion(), o.GetKind())})
-			continue
-		case apierrors.IsNotFound(getErr):
-		default:
-			problems = append(problems, Problem{Object: Ref(o), Err: fmt.Errorf("reading it from the cluster: %w", getErr)})
+	for _, p := range a.planAll(ctx, objs) {
+		if p.err != nil {
+			problems = append(problems, Problem{Object: Ref(p.obj), Err: p.err})
 			continue
 		}
-
-		cse, before, after, err := a.rm.Diff(ctx, o.DeepCopy(), ssa.DiffOptions{Exclusions: skipSelector()})
+		e := DiffEntry{Entry: Entry{Ref: Ref(p.obj), Action: p.action}, Note: p.note}
 		switch {
-		case err == nil:
-		case apierrors.IsNotFound(getErr) && apierrors.IsNotFound(err) && namespaces[o.GetNamespace()]:
-			add(a.newObjectEntry(o, "its Namespace is created by this apply; not dry-run", opts.Verbose))
-			continue
-		case getErr == nil && isImmutableError(err):
-			add(DiffEntry{
-				Entry: Entry{Ref: Ref(o), Action: ActionRecreated},
-				Note:  "immutable field(s) " + strings.Join(immutableFields(err), ", ") + " changed: apply needs --force",
-			})
-			continue
-		default:
-			problems = append(problems, Problem{Object: Ref(o), Err: dryRunError(err)})
-			continue
-		}
-		e := DiffEntry{Entry: Entry{Ref: cse.Subject, Action: string(cse.Action)}}
-		switch {
-		case cse.Action == ssa.CreatedAction:
-			e = a.newObjectEntry(o, "", opts.Verbose)
-		case cse.Action == ssa.ConfiguredAction && opts.Verbose:
-			d, err := unifiedDiff(Ref(o), before, after)
+		case !opts.Verbose:
+		case p.action == string(ssa.CreatedAction):
+			e.Diff = newObjectDiff(p.obj)
+		case p.after != nil:
+			d, err := unifiedDiff(Ref(p.obj), p.before, p.after)
 			if err != nil {
-				problems = append(problems, Problem{Object: Ref(o), Err: err})
+				problems = append(problems, Problem{Object: Ref(p.obj), Err: err})
 			}
 			e.Diff = d
 		}
@@ -157,18 +119,14 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 	return res, nil
 }
 
-// newObjectEntry is the entry of an object that applying would create; with
-// verbose its diff adds the whole object.
-func (a *Applier) newObjectEntry(o *unstructured.Unstructured, note string, verbose bool) DiffEntry {
-	e := DiffEntry{Entry: Entry{Ref: Ref(o), Action: string(ssa.CreatedAction)}, Note: note}
-	if verbose {
-		d, err := unifiedDiff(Ref(o), nil, o.DeepCopy())
-		if err != nil {
-			d = err.Error() + "\n"
-		}
-		e.Diff = d
+// newObjectDiff is the diff of an object that applying would create: the
+// whole object.
+func newObjectDiff(o *unstructured.Unstructured) string {
+	d, err := unifiedDiff(Ref(o), nil, o.DeepCopy())
+	if err != nil {
+		return err.Error() + "\n"
 	}
-	return e
+	return d
 }
 
 // unifiedDiff returns the unified diff between the YAML of before (nil: no

@@ -1,10 +1,11 @@
 package manifests
 
 import (
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	. "github.com/onsi/gomega"
 )
 
 func secret(data, stringData map[string]any) *unstructured.Unstructured {
@@ -22,36 +23,28 @@ func secret(data, stringData map[string]any) *unstructured.Unstructured {
 }
 
 func TestUnifiedDiffMasksSecrets(t *testing.T) {
+	g := NewWithT(t)
 	// A new Secret: every value masked.
 	d, err := unifiedDiff("Secret/ns/s", nil, secret(map[string]any{"token": "c2VjcmV0"}, map[string]any{"password": "hunter2"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(d, "c2VjcmV0") || strings.Contains(d, "hunter2") || !strings.Contains(d, "+  token: '***'") || !strings.Contains(d, "--- /dev/null") {
-		t.Errorf("new Secret:\n%s", d)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(d).NotTo(ContainSubstring("c2VjcmV0"))
+	g.Expect(d).NotTo(ContainSubstring("hunter2"))
+	g.Expect(d).To(ContainSubstring("+  token: '***'"))
+	g.Expect(d).To(ContainSubstring("--- /dev/null"))
 	// A changed Secret: the change shows, the values do not.
 	d, err = unifiedDiff("Secret/ns/s", secret(map[string]any{"token": "b2xk", "same": "eA=="}, nil), secret(map[string]any{"token": "bmV3", "same": "eA=="}, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
 	for _, leaked := range []string{"b2xk", "bmV3", "eA=="} {
-		if strings.Contains(d, leaked) {
-			t.Errorf("diff shows %s:\n%s", leaked, d)
-		}
+		g.Expect(d).NotTo(ContainSubstring(leaked))
 	}
-	if !strings.Contains(d, "-  token: '*** (before)'") || !strings.Contains(d, "+  token: '*** (after)'") {
-		t.Errorf("changed Secret:\n%s", d)
-	}
+	g.Expect(d).To(ContainSubstring("-  token: '*** (before)'"))
+	g.Expect(d).To(ContainSubstring("+  token: '*** (after)'"))
 	// Anything else is shown as is.
 	cm := func(v string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}, "data": map[string]any{"k": v}}}
 	}
 	d, err = unifiedDiff("ConfigMap/c", cm("old"), cm("new"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(d, "--- live/ConfigMap/c\n+++ applied/ConfigMap/c\n") || !strings.Contains(d, "-  k: old\n+  k: new\n") {
-		t.Errorf("ConfigMap:\n%s", d)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(d).To(ContainSubstring("--- live/ConfigMap/c\n+++ applied/ConfigMap/c\n"))
+	g.Expect(d).To(ContainSubstring("-  k: old\n+  k: new\n"))
 }

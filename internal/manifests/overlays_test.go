@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	. "github.com/onsi/gomega"
+
 	"github.com/programming-kubernetes/cnat/internal/testenv"
 )
 
@@ -27,61 +29,44 @@ import (
 // again, which must change nothing. Each overlay gets an API server of its
 // own: the same objects, differently configured, as on separate clusters.
 func TestRepoOverlaysApplyWithKubectl(t *testing.T) {
+	g := NewWithT(t)
 	kubectl := filepath.Join(testenv.BinaryAssetsDirectory(), "kubectl")
-	if _, err := os.Stat(kubectl); err != nil {
-		t.Fatalf("kubectl from make tools: %v", err)
-	}
+	_, err := os.Stat(kubectl)
+	g.Expect(err).NotTo(HaveOccurred(), "kubectl from make tools")
 	for _, overlay := range []string{"local", "local-incluster", "kind", "production"} {
 		t.Run(overlay, func(t *testing.T) {
+			g := NewWithT(t)
 			env := &envtest.Environment{BinaryAssetsDirectory: testenv.BinaryAssetsDirectory()}
 			cfg, err := env.Start()
-			if err != nil {
-				t.Fatal(err)
-			}
+			g.Expect(err).NotTo(HaveOccurred())
 			t.Cleanup(func() { _ = env.Stop() })
 			if overlay == "production" {
 				installCertManagerKinds(t, cfg)
 			}
 			user, err := env.AddUser(envtest.User{Name: "platform-team", Groups: []string{"system:masters"}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g.Expect(err).NotTo(HaveOccurred())
 			kubeconfig, err := user.KubeConfig()
-			if err != nil {
-				t.Fatal(err)
-			}
+			g.Expect(err).NotTo(HaveOccurred())
 			path := filepath.Join(t.TempDir(), "kubeconfig")
-			if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			g.Expect(os.WriteFile(path, kubeconfig, 0o600)).To(Succeed())
 			dir := filepath.Join("..", "..", "kustomize", "overlays", overlay)
 			run := func(args ...string) string {
 				t.Helper()
 				cmd := exec.Command(kubectl, append([]string{"--kubeconfig", path}, args...)...)
 				out, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-				}
+				g.Expect(err).NotTo(HaveOccurred(), "kubectl %s\n%s", strings.Join(args, " "), out)
 				return string(out)
 			}
 
 			run("apply", "-k", dir)
 			run("apply", "--server-side", "-k", dir)
 			objs, err := Build(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g.Expect(err).NotTo(HaveOccurred())
 			before := resourceVersions(t, cfg, objs)
 			out := run("apply", "--server-side", "-k", dir)
-			after := resourceVersions(t, cfg, objs)
-			for obj, rv := range before {
-				if after[obj] != rv {
-					t.Errorf("%s: a second server-side apply changed it (resourceVersion %s → %s)\n%s", obj, rv, after[obj], out)
-				}
-			}
-			if len(before) == 0 {
-				t.Fatal("no objects applied")
-			}
+			g.Expect(before).NotTo(BeEmpty(), "no objects applied")
+			// A second server-side apply changes nothing.
+			g.Expect(resourceVersions(t, cfg, objs)).To(BeComparableTo(before), "resourceVersions after a second server-side apply; kubectl said:\n%s", out)
 		})
 	}
 }
@@ -90,17 +75,14 @@ func TestRepoOverlaysApplyWithKubectl(t *testing.T) {
 // resourceVersion in the cluster.
 func resourceVersions(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstructured) map[string]string {
 	t.Helper()
+	g := NewWithT(t)
 	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
 	rvs := map[string]string{}
 	for _, obj := range objs {
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(obj.GroupVersionKind())
-		if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), live); err != nil {
-			t.Fatalf("%s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(obj), live)).To(Succeed(), "%s %s", obj.GetKind(), obj.GetName())
 		rvs[obj.GetKind()+"/"+obj.GetNamespace()+"/"+obj.GetName()] = live.GetResourceVersion()
 	}
 	return rvs
@@ -111,13 +93,10 @@ func resourceVersions(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstr
 // cert-manager's business; only that the API server takes them is tested.
 func installCertManagerKinds(t *testing.T, cfg *rest.Config) {
 	t.Helper()
+	g := NewWithT(t)
 	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := apiextensionsv1.AddToScheme(c.Scheme()); err != nil {
-		t.Fatal(err)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(apiextensionsv1.AddToScheme(c.Scheme())).To(Succeed())
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, kind := range []string{"Issuer", "Certificate"} {
 		plural := strings.ToLower(kind) + "s"
@@ -135,12 +114,8 @@ func installCertManagerKinds(t *testing.T, cfg *rest.Config) {
 				}},
 			},
 		}
-		if err := c.Create(context.Background(), crd); err != nil {
-			t.Fatal(err)
-		}
+		g.Expect(c.Create(context.Background(), crd)).To(Succeed())
 		crds = append(crds, crd)
 	}
-	if err := envtest.WaitForCRDs(cfg, crds, envtest.CRDInstallOptions{PollInterval: 100 * time.Millisecond, MaxTime: 30 * time.Second}); err != nil {
-		t.Fatal(err)
-	}
+	g.Expect(envtest.WaitForCRDs(cfg, crds, envtest.CRDInstallOptions{PollInterval: 100 * time.Millisecond, MaxTime: 30 * time.Second})).To(Succeed())
 }

@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	. "github.com/onsi/gomega"
+
 	"github.com/programming-kubernetes/cnat/internal/testenv"
 )
 
@@ -51,6 +53,7 @@ func TestMain(m *testing.M) {
 // harness is an Applier of one set, printing into out.
 type harness struct {
 	t   *testing.T
+	g   *WithT
 	ctx context.Context
 	a   *Applier
 	set *ApplySet
@@ -59,24 +62,19 @@ type harness struct {
 
 func newHarness(t *testing.T, setName string) *harness {
 	t.Helper()
+	g := NewWithT(t)
 	set, err := NewApplySet(setName, "", "v0.0.0-test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
 	out := &bytes.Buffer{}
 	a, err := NewApplier(testConfig, Options{Set: set, Out: out, ProgressInterval: time.Second, PollInterval: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &harness{t: t, ctx: t.Context(), a: a, set: set, out: out}
+	g.Expect(err).NotTo(HaveOccurred())
+	return &harness{t: t, g: g, ctx: t.Context(), a: a, set: set, out: out}
 }
 
 func (h *harness) build(dir ...string) []*unstructured.Unstructured {
 	h.t.Helper()
 	objects, err := Build(filepath.Join(append([]string{"testdata"}, dir...)...))
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	h.g.Expect(err).NotTo(HaveOccurred())
 	return objects
 }
 
@@ -88,9 +86,7 @@ func (h *harness) apply(objects []*unstructured.Unstructured, opts ApplyOptions)
 		opts.Timeout = 30 * time.Second
 	}
 	res, err := h.a.Apply(h.ctx, objects, opts)
-	if err != nil {
-		h.t.Fatalf("Apply: %v\noutput:\n%s", err, h.out)
-	}
+	h.g.Expect(err).NotTo(HaveOccurred(), "Apply output:\n%s", h.out)
 	h.t.Logf("apply output:\n%s", h.out)
 	return res, h.out.String()
 }
@@ -99,9 +95,7 @@ func (h *harness) diff(objects []*unstructured.Unstructured, opts DiffOptions) (
 	h.t.Helper()
 	h.out.Reset()
 	res, err := h.a.Diff(h.ctx, objects, opts)
-	if err != nil {
-		h.t.Fatalf("Diff: %v\noutput:\n%s", err, h.out)
-	}
+	h.g.Expect(err).NotTo(HaveOccurred(), "Diff output:\n%s", h.out)
 	h.t.Logf("diff output:\n%s", h.out)
 	return res, h.out.String()
 }
@@ -109,8 +103,8 @@ func (h *harness) diff(objects []*unstructured.Unstructured, opts DiffOptions) (
 func (h *harness) createNamespace(name string) {
 	h.t.Helper()
 	err := testClient.Create(h.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		h.t.Fatal(err)
+	if !apierrors.IsAlreadyExists(err) {
+		h.g.Expect(err).NotTo(HaveOccurred())
 	}
 }
 
@@ -119,18 +113,14 @@ func (h *harness) get(o *unstructured.Unstructured) *unstructured.Unstructured {
 	h.t.Helper()
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(o.GroupVersionKind())
-	if err := testClient.Get(h.ctx, client.ObjectKeyFromObject(o), live); err != nil {
-		h.t.Fatalf("getting %s: %v", Ref(o), err)
-	}
+	h.g.Expect(testClient.Get(h.ctx, client.ObjectKeyFromObject(o), live)).To(Succeed(), "getting %s", Ref(o))
 	return live
 }
 
 func (h *harness) parent() *corev1.Secret {
 	h.t.Helper()
 	s := &corev1.Secret{}
-	if err := testClient.Get(h.ctx, client.ObjectKey{Namespace: h.set.Namespace, Name: h.set.ParentName}, s); err != nil {
-		h.t.Fatalf("getting the parent: %v", err)
-	}
+	h.g.Expect(testClient.Get(h.ctx, client.ObjectKey{Namespace: h.set.Namespace, Name: h.set.ParentName}, s)).To(Succeed(), "getting the parent")
 	return s
 }
 

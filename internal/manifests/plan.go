@@ -1,0 +1,199 @@
+package manifests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fluxcd/pkg/ssa"
+	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
+	"github.com/fluxcd/pkg/ssa/utils"
+)
+
+// plan is what applying would do to one object. It is decided once, by one
+// server-side dry-run; Diff prints it and Apply sends it, so the two cannot
+// disagree and Apply does not dry-run an object a second time.
+type plan struct {
+	obj *unstructured.Unstructured
+	// live is the object in the cluster, nil if there is none.
+	live *unstructured.Unstructured
+	// action is created, configured, unchanged, skipped or recreated.
+	action string
+	// note explains an action that the dry-run alone does not show.
+	note string
+	// deferred is set when the object's CustomResourceDefinition or
+	// Namespace is created in the same run: it cannot be dry-run before
+	// they exist, and is planned again after them.
+	deferred bool
+	// immutable is the dry-run's error for a change to an immutable field;
+	// the object can only be applied by deleting and recreating it.
+	immutable error
+	// takeover moves the fields of kubectl's managers to cnatctl and
+	// removes the last-applied annotation; empty if there is nothing to
+	// take over.
+	takeover []ssa.JSONPatch
+	// before and after are the live object and the dry-run's result of a
+	// configured object (ssa's Diff: without managed fields, Secret data
+	// masked).
+	before, after *unstructured.Unstructured
+	// err is why the object cannot be applied; nothing else is set then.
+	err error
+}
+
+// planConcurrency is how many objects are planned at once, as many as
+// ssa's ApplyAll dry-runs at once.
+const planConcurrency = 4
+
+// planAll plans every object, in order. Objects that need a CRD or a
+// Namespace among objects that the cluster does not have yet are deferred.
+func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructured) []*plan {
+	crds, namespaces := crdScopes(objects), namespacesIn(objects)
+	plans := make([]*plan, len(objects))
+	sem := make(chan struct{}, planConcurrency)
+	var wg sync.WaitGroup
+	for i, o := range objects {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			plans[i] = a.plan(ctx, o, crds, namespaces)
+		})
+	}
+	wg.Wait()
+	return plans
+}
+
+// plan reads o from the cluster and dry-runs it with ssa's Diff, exactly as
+// Apply would send it. crds and namespaces are what the set itself creates:
+// an object that needs one of them is deferred instead of failing.
+//
+// ssa's Diff reads the object too, but returns it only when it changed and
+// without managed fields; the plan needs its owner label and its managers.
+func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds map[schema.GroupKind]apiextensionsv1.ResourceScope, namespaces map[string]bool) *plan {
+	p := &plan{obj: o}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(o.GroupVersionKind())
+	switch err := a.client.Get(ctx, client.ObjectKeyFromObject(o), live); {
+	case err == nil:
+		p.live = live
+	case meta.IsNoMatchError(err):
+		if _, ok := crds[o.GroupVersionKind().GroupKind()]; ok {
+			return p.postpone("its CustomResourceDefinition is created by this apply; not dry-run")
+		}
+		return p.fail(fmt.Errorf("the cluster does not serve %s %s, and no CustomResourceDefinition in this set defines it", o.GetAPIVersion(), o.GetKind()))
+	case !apierrors.IsNotFound(err):
+		return p.fail(fmt.Errorf("reading it from the cluster: %w", err))
+	}
+	if utils.AnyInMetadata(o, skipSelector()) || (p.live != nil && utils.AnyInMetadata(p.live, skipSelector())) {
+		p.action = string(ssa.SkippedAction)
+		return p
+	}
+	if owner := live.GetLabels()[LabelApplySetPartOf]; owner != "" && owner != a.set.ID {
+		return p.fail(fmt.Errorf("it belongs to another ApplySet (label %s=%s); cnatctl does not take objects from another set", LabelApplySetPartOf, owner))
+	}
+
+	// ssa's Diff removes an invalid caBundle from a CRD in place: Apply
+	// sends o as it was dry-run.
+	cse, before, after, err := a.rm.Diff(ctx, o, ssa.DiffOptions{})
+	if dryRunErr, ok := errors.AsType[*ssaerrors.DryRunErr](err); ok {
+		err = dryRunErr.Unwrap()
+	}
+	switch {
+	case err == nil:
+	case p.live == nil && apierrors.IsNotFound(err) && namespaces[o.GetNamespace()]:
+		return p.postpone("its Namespace is created by this apply; not dry-run")
+	case p.live != nil && isImmutableError(err):
+		p.action, p.immutable = ActionRecreated, err
+		p.note = "immutable field(s) " + strings.Join(immutableFields(err), ", ") + " changed: apply needs --force"
+		return p
+	default:
+		return p.fail(dryRunError(err))
+	}
+	p.action, p.before, p.after = string(cse.Action), before, after
+	if p.live == nil {
+		return p
+	}
+	p.takeover = ssa.PatchRemoveAnnotations(p.live, []string{corev1.LastAppliedConfigAnnotation})
+	managers, err := ssa.PatchReplaceFieldsManagers(p.live, kubectlManagers, a.manager)
+	if err != nil {
+		return p.fail(fmt.Errorf("taking over kubectl's fields: %w", err))
+	}
+	p.takeover = append(p.takeover, managers...)
+	if len(p.takeover) > 0 && p.action == string(ssa.UnchangedAction) {
+		p.action, p.note = string(ssa.ConfiguredAction), "kubectl's fields are taken over"
+	}
+	return p
+}
+
+// postpone marks the plan as deferred: the object would be created, but
+// could not be dry-run yet.
+func (p *plan) postpone(why string) *plan {
+	p.action, p.note, p.deferred = string(ssa.CreatedAction), why, true
+	return p
+}
+
+func (p *plan) fail(err error) *plan {
+	*p = plan{obj: p.obj, err: err}
+	return p
+}
+
+// problems are the plans that keep Apply from starting: those that failed,
+// and, without force, changes to immutable fields.
+func problems(plans []*plan, force bool) Problems {
+	var problems Problems
+	for _, p := range plans {
+		switch {
+		case p.err != nil:
+			problems = append(problems, Problem{Object: Ref(p.obj), Err: p.err})
+		case p.immutable != nil && !force:
+			problems = append(problems, Problem{Object: Ref(p.obj), Err: fmt.Errorf("cannot change immutable field(s) %s; apply --force deletes and recreates it: %w", strings.Join(immutableFields(p.immutable), ", "), p.immutable)})
+		}
+	}
+	return problems
+}
+
+func dryRunError(err error) error {
+	if meta.IsNoMatchError(err) {
+		return fmt.Errorf("the cluster does not serve this kind: %w", err)
+	}
+	return fmt.Errorf("rejected by the API server (dry-run): %w", err)
+}
+
+// The messages by which the API server and CEL rules report a change to an
+// immutable field. Unlike ssa's IsImmutableError, a plain Invalid error
+// (a wrong value) does not count: --force must never delete an object
+// because its new version is merely invalid.
+var immutableMessage = regexp.MustCompile(`is immutable|immutable field`)
+
+func isImmutableError(err error) bool {
+	return (apierrors.IsInvalid(err) || apierrors.IsConflict(err) || apierrors.IsBadRequest(err)) && immutableMessage.MatchString(err.Error())
+}
+
+// immutableFields names the fields an immutable-field error is about, from
+// the causes of the API server's status; "(unknown field)" if it has none.
+func immutableFields(err error) []string {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return []string{"(unknown field)"}
+	}
+	var fields []string
+	for _, c := range status.Status().Details.Causes {
+		if immutableMessage.MatchString(c.Message) && c.Field != "" {
+			fields = append(fields, c.Field)
+		}
+	}
+	if len(fields) == 0 {
+		return []string{"(unknown field)"}
+	}
+	return fields
+}
