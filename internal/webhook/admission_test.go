@@ -70,7 +70,7 @@ func TestBookSampleIsAcceptedAndRuns(t *testing.T) {
 	g.Eventually(func(g Gomega) string {
 		g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(stored), stored)).To(Succeed())
 		return stored.Status.PodName
-	}).ShouldNot(BeEmpty(), "the controller started the run")
+	}, 10*time.Second).ShouldNot(BeEmpty(), "the controller started the run")
 	playKubelet(ctx, g, ns, stored.Status.PodName, 0)
 
 	book := &cnatv1alpha1.At{}
@@ -274,8 +274,8 @@ func TestRefusesBadAts(t *testing.T) {
 		u := bookSample(ns)
 		u.Object["spec"] = map[string]any{"schedule": "2099-01-01T00:00:00Z"}
 		err := adminClient.Create(t.Context(), u)
-		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got: %v", err)
-		g.Expect(err.Error()).To(ContainSubstring("spec.command or spec.template must be set"))
+		g.Expect(err).To(Satisfy(apierrors.IsInvalid), "422 Invalid")
+		g.Expect(err).To(MatchError(ContainSubstring("spec.command or spec.template must be set")))
 	})
 }
 

@@ -215,7 +215,7 @@ func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 			}},
 		}
 		g.Expect(adminClient.Create(ctx, at)).To(Succeed())
-		g.Eventually(func() int32 {
+		g.Eventually(func(g Gomega) int32 {
 			g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), at)).To(Succeed())
 			return at.Status.Attempts
 		}).Should(Equal(int32(1)))
@@ -225,7 +225,7 @@ func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 		} {
 			u := asV1alpha1(t, at)
 			err := adminClient.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(patch)))
-			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got: %v", err)
+			g.Expect(err).To(Satisfy(apierrors.IsInvalid), "422 Invalid")
 			g.Expect(err).To(MatchError(ContainSubstring("spec.template: Forbidden: spec.template cannot change once the At has fired")))
 		}
 		got := &cnatv1beta1.At{}
