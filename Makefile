@@ -51,9 +51,30 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: ## Run golangci-lint (.golangci.yml).
+lint: ## Run golangci-lint (.golangci.yml) and make deadcode.
 	hack/tools.sh golangci-lint >/dev/null
 	$(BIN)/golangci-lint run ./...
+	$(MAKE) --no-print-directory deadcode
+
+# golangci-lint's unused does not report an exported function nothing calls,
+# or one only tests call; deadcode (a tool of go.mod) does, from the mains
+# (cmd/*, hack/*) and, with -test, from the tests too. Two runs:
+#   1. with -test: a function not even a test calls is dead everywhere,
+#      internal/testenv included;
+#   2. without: a function only tests call is an API nothing uses (delete it
+#      with its tests) or test support (move it into a _test.go file or
+#      internal/testenv, the one package allowed here: it exists for tests).
+# Generated code (api/applyconfiguration, zz_generated.*) is skipped, as
+# deadcode does by default: controller-gen writes what it writes.
+DEADCODE := go tool deadcode -tags e2e
+DEADCODE_TEST_ONLY_ALLOWED := ^internal/testenv/
+
+.PHONY: deadcode
+deadcode: ## Fail on functions nothing calls, or only tests call (outside internal/testenv).
+	@dead=$$($(DEADCODE) -test ./...); \
+	test -z "$$dead" || { echo "Functions nothing calls, not even a test: delete them"; echo "$$dead"; exit 1; }
+	@dead=$$($(DEADCODE) ./... | { grep -Ev '$(DEADCODE_TEST_ONLY_ALLOWED)' || true; }); \
+	test -z "$$dead" || { echo "Functions only tests call: delete them with their tests, or move test support into a _test.go file or internal/testenv"; echo "$$dead"; exit 1; }
 
 .PHONY: verify
 verify: manifests generate ## Fail when generated files are stale, the code is not gofmt-clean, or workflows or kind-config.yaml are wrong.

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -177,10 +176,9 @@ func TestTTLAfterFinished(t *testing.T) {
 	g.Expect(admin.Create(context.Background(), at)).To(Succeed())
 
 	g.Eventually(phaseOf(ns, "ephemeral"), timeout).Should(Equal(cnatv1beta1.PhaseSucceeded))
-	g.Eventually(func() bool {
-		err := admin.Get(context.Background(), client.ObjectKeyFromObject(at), &cnatv1beta1.At{})
-		return apierrors.IsNotFound(err)
-	}, timeout).Should(BeTrue(), "the At is deleted after its TTL")
+	g.Eventually(func() error {
+		return admin.Get(context.Background(), client.ObjectKeyFromObject(at), &cnatv1beta1.At{})
+	}, timeout).Should(Satisfy(apierrors.IsNotFound), "the At is deleted after its TTL")
 	g.Eventually(func(g Gomega) []corev1.Pod { return podsOf(g, ns, "ephemeral") }, timeout).Should(BeEmpty(), "and its Pod with it")
 }
 
@@ -217,8 +215,8 @@ func TestBadInputRefused(t *testing.T) {
 			at := runs(ns, "bad", in(time.Hour), "echo", 0, time.Second)
 			tc.edit(at)
 			err := admin.Create(context.Background(), at)
-			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
-			g.Expect(err.Error()).To(ContainSubstring(tc.wantField))
+			g.Expect(err).To(Satisfy(apierrors.IsInvalid))
+			g.Expect(err).To(MatchError(ContainSubstring(tc.wantField)))
 		})
 	}
 }
@@ -253,8 +251,8 @@ func TestConfusedDeputyGuard(t *testing.T) {
 	}
 
 	err := as["at-only"].Create(ctx, runs(ns, "deputy", in(time.Hour), "id", 0, time.Second))
-	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "got %v", err)
-	g.Expect(err.Error()).To(ContainSubstring("may not create Pods"))
+	g.Expect(err).To(Satisfy(apierrors.IsForbidden))
+	g.Expect(err).To(MatchError(ContainSubstring("may not create Pods")))
 	g.Expect(as["at-and-pods"].Create(ctx, runs(ns, "allowed", in(time.Hour), "id", 0, time.Second))).To(Succeed())
 }
 
@@ -281,5 +279,5 @@ func TestBothVersions(t *testing.T) {
 	g.Expect(back.Spec.TimeZone).To(Equal(ptr.To("Pacific/Kiritimati")))
 	g.Expect(back.Spec.BackoffLimit).To(Equal(ptr.To[int32](3)))
 	g.Expect(back.Spec.Template.Annotations).To(HaveKeyWithValue(simulateDuration, "1s"))
-	g.Expect(strings.Join(eventReasons(g, ns, "versions"), ",")).NotTo(ContainSubstring("Failed"))
+	g.Expect(eventReasons(g, ns, "versions")).NotTo(ContainElement(ContainSubstring("Failed")))
 }

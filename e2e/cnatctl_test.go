@@ -23,42 +23,30 @@ import (
 
 // cnatctl runs the cnatctl binary (CNATCTL, default bin/cnatctl) against
 // the suite's cluster and returns its output and exit code.
-func cnatctl(t *testing.T, args ...string) (string, int) {
-	t.Helper()
+func cnatctl(g Gomega, args ...string) (string, int) {
 	bin := os.Getenv("CNATCTL")
 	if bin == "" {
 		bin = filepath.Join("..", "bin", "cnatctl")
 	}
-	cmd := exec.Command(bin, args...)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return string(out), 0
-	case errors.As(err, &exit):
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if exit, ok := errors.AsType[*exec.ExitError](err); ok {
 		return string(out), exit.ExitCode()
-	default:
-		t.Fatalf("running %s: %v", bin, err)
-		return "", -1
 	}
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred(), "running %s", bin)
+	return string(out), 0
 }
 
 // writeOverlay writes a kustomization of ConfigMaps named after keys.
-func writeOverlay(t *testing.T, dir, namespace string, configMaps map[string]string) {
-	t.Helper()
+func writeOverlay(g Gomega, dir, namespace string, configMaps map[string]string) {
 	var resources []string
 	for name, value := range configMaps {
 		file := name + ".yaml"
 		resources = append(resources, "  - "+file)
 		doc := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  value: %q\n", name, namespace, value)
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		g.ExpectWithOffset(1, os.WriteFile(filepath.Join(dir, file), []byte(doc), 0o644)).To(Succeed())
 	}
 	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n" + strings.Join(resources, "\n") + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	g.ExpectWithOffset(1, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644)).To(Succeed())
 }
 
 // TestCnatctlDiffApplyPrune is the GitOps round trip a CI pipeline makes:
@@ -78,12 +66,12 @@ func TestCnatctlDiffApplyPrune(t *testing.T) {
 		_ = admin.Delete(context.Background(), parent)
 	})
 
-	writeOverlay(t, dir, ns, map[string]string{"greeting": "hello", "farewell": "bye"})
-	out, code := cnatctl(t, append([]string{"apply", "--prune"}, set...)...)
+	writeOverlay(g, dir, ns, map[string]string{"greeting": "hello", "farewell": "bye"})
+	out, code := cnatctl(g, append([]string{"apply", "--prune"}, set...)...)
 	g.Expect(code).To(Equal(0), out)
 	g.Expect(out).To(ContainSubstring("ConfigMap/" + ns + "/greeting created"))
 
-	out, code = cnatctl(t, append([]string{"diff"}, set...)...)
+	out, code = cnatctl(g, append([]string{"diff"}, set...)...)
 	g.Expect(code).To(Equal(0), "no drift right after apply: %s", out)
 
 	// Someone edits a value by hand.
@@ -91,11 +79,11 @@ func TestCnatctlDiffApplyPrune(t *testing.T) {
 	g.Expect(admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "greeting"}, cm)).To(Succeed())
 	cm.Data["value"] = "hacked"
 	g.Expect(admin.Update(ctx, cm, client.FieldOwner("someone-by-hand"))).To(Succeed())
-	out, code = cnatctl(t, append([]string{"diff"}, set...)...)
+	out, code = cnatctl(g, append([]string{"diff"}, set...)...)
 	g.Expect(code).To(Equal(1), "drift: %s", out)
 	g.Expect(out).To(ContainSubstring("ConfigMap/" + ns + "/greeting configured"))
 
-	out, code = cnatctl(t, append([]string{"apply", "--prune"}, set...)...)
+	out, code = cnatctl(g, append([]string{"apply", "--prune"}, set...)...)
 	g.Expect(code).To(Equal(0), out)
 	g.Expect(admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "greeting"}, cm)).To(Succeed())
 	g.Expect(cm.Data).To(HaveKeyWithValue("value", "hello"))
@@ -104,13 +92,13 @@ func TestCnatctlDiffApplyPrune(t *testing.T) {
 	bystander := &corev1.ConfigMap{}
 	bystander.Name, bystander.Namespace = "bystander", ns
 	g.Expect(admin.Create(ctx, bystander)).To(Succeed())
-	writeOverlay(t, dir, ns, map[string]string{"greeting": "hello"})
+	writeOverlay(g, dir, ns, map[string]string{"greeting": "hello"})
 	g.Expect(os.Remove(filepath.Join(dir, "farewell.yaml"))).To(Succeed())
-	out, code = cnatctl(t, append([]string{"apply", "--prune"}, set...)...)
+	out, code = cnatctl(g, append([]string{"apply", "--prune"}, set...)...)
 	g.Expect(code).To(Equal(0), out)
 	g.Expect(out).To(ContainSubstring("ConfigMap/" + ns + "/farewell deleted"))
 	err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "farewell"}, &corev1.ConfigMap{})
-	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "pruned: %v", err)
+	g.Expect(err).To(Satisfy(apierrors.IsNotFound), "pruned")
 	g.Expect(admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "bystander"}, &corev1.ConfigMap{})).To(Succeed(), "not the set's: kept")
 }
 
@@ -120,12 +108,12 @@ func TestCnatctlAt(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	ns := testNamespace(t)
-	out, code := cnatctl(t, "at", "+2s", "--name", "quick", "--namespace", ns, "--", "echo", "hi")
+	out, code := cnatctl(g, "at", "+2s", "--name", "quick", "--namespace", ns, "--", "echo", "hi")
 	g.Expect(code).To(Equal(0), out)
 	g.Expect(out).To(ContainSubstring("at/quick created, runs at"))
 	g.Eventually(phaseOf(ns, "quick"), timeout).Should(Equal(cnatv1beta1.PhaseSucceeded))
 
-	out, code = cnatctl(t, "get", "quick", "--namespace", ns)
+	out, code = cnatctl(g, "get", "quick", "--namespace", ns)
 	g.Expect(code).To(Equal(0), out)
 	g.Expect(out).To(ContainSubstring("Succeeded"))
 
@@ -135,11 +123,11 @@ func TestCnatctlAt(t *testing.T) {
 	g.Expect(pods).To(HaveLen(1))
 	expectOnTestNodes(g, pods[0], false)
 	if testNodes() == "real" {
-		out, code = cnatctl(t, "logs", "quick", "--namespace", ns)
+		out, code = cnatctl(g, "logs", "quick", "--namespace", ns)
 		g.Expect(code).To(Equal(0), out)
 		g.Expect(out).To(Equal("hi\n"))
 	}
 
-	out, code = cnatctl(t, "at", "tomorrow", "--namespace", ns, "--", "echo")
+	out, code = cnatctl(g, "at", "tomorrow", "--namespace", ns, "--", "echo")
 	g.Expect(code).To(Equal(2), "a time it cannot read is an error: %s", out)
 }

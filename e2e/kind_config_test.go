@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"os"
-	"regexp"
 	"testing"
 
+	. "github.com/onsi/gomega"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
 )
@@ -13,29 +13,17 @@ import (
 // kind cannot run where `make verify` runs: no unknown fields, one control
 // plane and one or two workers, every node image pinned by digest.
 func TestKindConfig(t *testing.T) {
+	g := NewWithT(t)
 	raw, err := os.ReadFile("../kind-config.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
 	var cluster v1alpha4.Cluster
-	if err := yaml.UnmarshalStrict(raw, &cluster); err != nil {
-		t.Fatalf("kind-config.yaml is not a kind v1alpha4 Cluster: %v", err)
-	}
-	if cluster.Kind != "Cluster" || cluster.APIVersion != "kind.x-k8s.io/v1alpha4" {
-		t.Errorf("kind-config.yaml: kind %q, apiVersion %q; want Cluster, kind.x-k8s.io/v1alpha4", cluster.Kind, cluster.APIVersion)
-	}
+	g.Expect(yaml.UnmarshalStrict(raw, &cluster)).To(Succeed(), "kind-config.yaml is not a kind v1alpha4 Cluster")
+	g.Expect(cluster.TypeMeta).To(Equal(v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"}))
 	roles := map[v1alpha4.NodeRole]int{}
-	pinned := regexp.MustCompile(`^kindest/node:v1\.[0-9]+\.[0-9]+@sha256:[0-9a-f]{64}$`)
 	for i, node := range cluster.Nodes {
 		roles[node.Role]++
-		if !pinned.MatchString(node.Image) {
-			t.Errorf("nodes[%d].image %q: want kindest/node:vX.Y.Z@sha256:<digest>", i, node.Image)
-		}
+		g.Expect(node.Image).To(MatchRegexp(`^kindest/node:v1\.[0-9]+\.[0-9]+@sha256:[0-9a-f]{64}$`), "nodes[%d].image", i)
 	}
-	if roles[v1alpha4.ControlPlaneRole] != 1 {
-		t.Errorf("%d control-plane nodes, want 1", roles[v1alpha4.ControlPlaneRole])
-	}
-	if w := roles[v1alpha4.WorkerRole]; w < 1 || w > 2 {
-		t.Errorf("%d worker nodes, want 1 or 2", w)
-	}
+	g.Expect(roles[v1alpha4.ControlPlaneRole]).To(Equal(1), "control-plane nodes")
+	g.Expect(roles[v1alpha4.WorkerRole]).To(And(BeNumerically(">=", 1), BeNumerically("<=", 2)), "worker nodes")
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -33,9 +32,8 @@ const (
 // clients talk to the cluster without client-side rate limiting: the bench
 // measures the API server, not a token bucket.
 type clients struct {
-	config *rest.Config
-	kube   kubernetes.Interface
-	dyn    dynamic.Interface
+	kube kubernetes.Interface
+	dyn  dynamic.Interface
 }
 
 func newClients(kubeconfig string) (*clients, error) {
@@ -53,7 +51,7 @@ func newClients(kubeconfig string) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &clients{config: config, kube: kube, dyn: dyn}, nil
+	return &clients{kube: kube, dyn: dyn}, nil
 }
 
 // simulatedPodSpec is the spec of every Pod the bench has run, whoever

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
 )
 
 func TestJudge(t *testing.T) {
@@ -42,9 +42,8 @@ func TestJudge(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, judge(tt.outcomes)); diff != "" {
-				t.Errorf("judge() mismatch (-want +got):\n%s", diff)
-			}
+			g := NewWithT(t)
+			g.Expect(judge(tt.outcomes)).To(BeComparableTo(tt.want))
 		})
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
 	"gonum.org/v1/plot/plotter"
 )
 
@@ -43,6 +43,7 @@ func fixture() *Result {
 }
 
 func TestRenderTables(t *testing.T) {
+	g := NewWithT(t)
 	got := renderTables(fixture())
 	for _, want := range []string{
 		"| raw Pod creates, unthrottled client, concurrency 20 (the limit) | 1.20 s / 2.10 s / 2.50 s / 2.60 s | 1.0× | T+20.0 s | 1.00 | 0 / 0 |",
@@ -56,53 +57,41 @@ func TestRenderTables(t *testing.T) {
 		// Shown because cnat made 0.02 per unit; the raw stage's 0.002 is not 0.
 		"| `GET secrets` | <0.01 | 0.02 |  |",
 	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("renderTables() lacks the line\n%s\nin\n%s", want, got)
-		}
+		g.Expect(got).To(ContainSubstring(want))
 	}
 	// Three lease renewals over 1000 Ats are noise, below 0.01 per unit.
-	if strings.Contains(got, "leases") {
-		t.Errorf("renderTables() shows requests below 0.01 per unit:\n%s", got)
-	}
+	g.Expect(got).NotTo(ContainSubstring("leases"), "requests below 0.01 per unit are not shown")
 }
 
 func TestRenderTablesWithoutRawAnchor(t *testing.T) {
+	g := NewWithT(t)
 	r := fixture()
 	r.Stages = r.Stages[1:2]
-	got := renderTables(r)
-	if !strings.Contains(got, "| **cnat** | 13.2 s / 22.0 s / 25.7 s / 26.1 s | — | T+35.9 s | 4.00 | 0 / 0 |") {
-		t.Errorf("renderTables() without a raw stage:\n%s", got)
-	}
+	g.Expect(renderTables(r)).To(ContainSubstring("| **cnat** | 13.2 s / 22.0 s / 25.7 s / 26.1 s | — | T+35.9 s | 4.00 | 0 / 0 |"))
 }
 
 func TestReplaceSection(t *testing.T) {
+	g := NewWithT(t)
 	doc := "# Benchmarks\n\nProse.\n\n" + docBegin + "\nold table\n" + docEnd + "\n\nMore prose.\n"
-	got, err := replaceSection(doc, "new table\n")
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := "# Benchmarks\n\nProse.\n\n" + docBegin + "\nnew table\n" + docEnd + "\n\nMore prose.\n"
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("replaceSection() mismatch (-want +got):\n%s", diff)
-	}
-	if _, err := replaceSection("# Benchmarks\n", "x"); err == nil || !strings.Contains(err.Error(), "markers") {
-		t.Errorf("replaceSection() without markers: error %v, want one naming the markers", err)
-	}
+	g.Expect(replaceSection(doc, "new table\n")).To(Equal(want))
+	_, err := replaceSection("# Benchmarks\n", "x")
+	g.Expect(err).To(MatchError(ContainSubstring("markers")), "without markers")
 }
 
 func TestCommand(t *testing.T) {
+	g := NewWithT(t)
 	for args, want := range map[string]string{
 		"": "make bench",
 		"-kubeconfig /x/.local/kubeconfig -doc docs/benchmarks.md -plot=docs/p.svg": "make bench",
 		"-kubeconfig /x/k -n 10000 -stages=raw,cnat":                                "make bench BENCH_FLAGS='-n 10000 -stages=raw,cnat'",
 	} {
-		if got := command(strings.Fields(args)); got != want {
-			t.Errorf("command(%q) = %q, want %q", args, got, want)
-		}
+		g.Expect(command(strings.Fields(args))).To(Equal(want), "command(%q)", args)
 	}
 }
 
 func TestParseFlagsRefusesBadInput(t *testing.T) {
+	g := NewWithT(t)
 	for args, want := range map[string]string{
 		"-n 0":               "-n: 0 is too small",
 		"-stages raw,kueue":  `-stages: unknown stage "kueue"; accepted: raw, cnat, cronjob`,
@@ -114,22 +103,19 @@ func TestParseFlagsRefusesBadInput(t *testing.T) {
 		"-memory-pending -5": "-memory-pending",
 	} {
 		_, err := parseFlags(strings.Fields(args))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("parseFlags(%q) = %v, want an error containing %q", args, err, want)
-		}
+		g.Expect(err).To(MatchError(ContainSubstring(want)), "parseFlags(%q)", args)
 	}
 	o, err := parseFlags([]string{"-n", "10000", "-stages", "cnat"})
-	if err != nil || o.n != 10000 || !cmp.Equal(o.stages, []string{"cnat"}) {
-		t.Errorf("parseFlags(-n 10000 -stages cnat) = %+v, %v", o, err)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.n).To(Equal(10000))
+	g.Expect(o.stages).To(Equal([]string{"cnat"}))
 }
 
 func TestCumulative(t *testing.T) {
+	g := NewWithT(t)
 	// Two of four units started, at 0 s (drawn at the axis floor) and 2 s;
 	// the curve stops at one half: the other two are lost.
 	got := cumulative([]float64{2, 0}, 4)
 	want := plotter.XYs{{X: floorSeconds, Y: 0}, {X: floorSeconds, Y: 0.25}, {X: 2, Y: 0.25}, {X: 2, Y: 0.5}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("cumulative() mismatch (-want +got):\n%s", diff)
-	}
+	g.Expect(got).To(BeComparableTo(want))
 }

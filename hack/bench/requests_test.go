@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
 )
 
 const exposition = `# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.
@@ -19,22 +19,20 @@ apiserver_request_duration_seconds_bucket{verb="POST",le="0.1"} 3
 `
 
 func TestParseRequests(t *testing.T) {
+	g := NewWithT(t)
 	got, err := parseRequests([]byte(exposition))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
 	want := RequestCounts{
 		{Verb: "POST", Resource: "pods"}:               12,
 		{Verb: "POST", Resource: "pods", DryRun: true}: 5,
 		{Verb: "APPLY", Group: "cnat.programming-kubernetes.info", Resource: "ats", Subresource: "status"}: 30,
 		{Verb: "GET", Subresource: "/metrics"}: 4,
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("parseRequests() mismatch (-want +got):\n%s", diff)
-	}
+	g.Expect(got).To(BeComparableTo(want))
 }
 
 func TestRequestsSince(t *testing.T) {
+	g := NewWithT(t)
 	pods := RequestKey{Verb: "POST", Resource: "pods"}
 	status := RequestKey{Verb: "APPLY", Group: "cnat.programming-kubernetes.info", Resource: "ats", Subresource: "status"}
 	watch := RequestKey{Verb: "WATCH", Resource: "pods"}
@@ -46,15 +44,12 @@ func TestRequestsSince(t *testing.T) {
 		{RequestKey: pods, Count: 1000},
 		{RequestKey: RequestKey{Verb: "DELETE", Resource: "pods"}, Count: 1},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("since() mismatch (-want +got):\n%s", diff)
-	}
-	if writes := sumRequests(got, RequestKey.write); writes != 4001 {
-		t.Errorf("writes = %v, want 4001", writes)
-	}
+	g.Expect(got).To(BeComparableTo(want))
+	g.Expect(sumRequests(got, RequestKey.write)).To(BeNumerically("==", 4001), "writes")
 }
 
 func TestRequestKeyWrite(t *testing.T) {
+	g := NewWithT(t)
 	for key, want := range map[RequestKey]bool{
 		{Verb: "APPLY", Resource: "pods"}:                      true,
 		{Verb: "PATCH", Resource: "ats"}:                       true,
@@ -64,8 +59,6 @@ func TestRequestKeyWrite(t *testing.T) {
 		{Verb: "GET", Resource: "pods"}:                        false,
 		{Verb: "WATCH", Resource: "pods"}:                      false,
 	} {
-		if got := key.write(); got != want {
-			t.Errorf("%s: write() = %v, want %v", key, got, want)
-		}
+		g.Expect(key.write()).To(Equal(want), "%s", key)
 	}
 }

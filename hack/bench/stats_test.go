@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
 )
 
 func ms(v ...int) []time.Duration {
@@ -37,17 +37,15 @@ func TestSummarize(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, summarize(tt.samples)); diff != "" {
-				t.Errorf("summarize() mismatch (-want +got):\n%s", diff)
-			}
+			g := NewWithT(t)
+			g.Expect(summarize(tt.samples)).To(BeComparableTo(tt.want))
 		})
 	}
 }
 
 func TestSummarizeLeavesSamplesAlone(t *testing.T) {
+	g := NewWithT(t)
 	samples := ms(3, 1, 2)
 	summarize(samples)
-	if diff := cmp.Diff(ms(3, 1, 2), samples); diff != "" {
-		t.Errorf("summarize() reordered its input (-want +got):\n%s", diff)
-	}
+	g.Expect(samples).To(BeComparableTo(ms(3, 1, 2)), "summarize() reordered its input")
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,20 +31,13 @@ var defaultOpts = apply.PodOptions{DefaultImage: defaultImage}
 
 // renderPod renders the Pod and converts it, through its JSON encoding, to
 // the corev1.Pod the API server would receive.
-func renderPod(t *testing.T, at *cnatv1beta1.At, attempt int32, when time.Time, opts apply.PodOptions) *corev1.Pod {
-	t.Helper()
+func renderPod(g Gomega, at *cnatv1beta1.At, attempt int32, when time.Time, opts apply.PodOptions) *corev1.Pod {
 	ac, err := apply.RenderPod(at, attempt, when, opts)
-	if err != nil {
-		t.Fatalf("RenderPod: %v", err)
-	}
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred(), "RenderPod")
 	raw, err := json.Marshal(ac)
-	if err != nil {
-		t.Fatalf("encoding the Pod apply configuration: %v", err)
-	}
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred(), "encoding the Pod apply configuration")
 	var pod corev1.Pod
-	if err := json.Unmarshal(raw, &pod); err != nil {
-		t.Fatalf("decoding the Pod apply configuration %s: %v", raw, err)
-	}
+	g.ExpectWithOffset(1, json.Unmarshal(raw, &pod)).To(Succeed(), "decoding the Pod apply configuration %s", raw)
 	return &pod
 }
 
@@ -116,15 +109,12 @@ func TestPodName(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
+			g := NewWithT(t)
 			at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Name: tc.at, UID: tc.uid}}
 			for range 3 { // the same on every call
 				got := apply.PodName(at, tc.attempt)
-				if diff := cmp.Diff(tc.want, got); diff != "" {
-					t.Errorf("PodName(%q, %q, %d) (-want +got):\n%s", tc.at, tc.uid, tc.attempt, diff)
-				}
-				if len(got) > 253 {
-					t.Errorf("PodName is %d characters, more than a Pod name may have", len(got))
-				}
+				g.Expect(got).To(Equal(tc.want))
+				g.Expect(len(got)).To(BeNumerically("<=", 253), "longer than a Pod name may be")
 			}
 		})
 	}
@@ -224,10 +214,8 @@ func TestRenderPodCommandOnly(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := renderPod(t, newAt("echo hello world", nil), tc.attempt, tc.scheduled, defaultOpts)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("rendered Pod (-want +got):\n%s", diff)
-			}
+			g := NewWithT(t)
+			g.Expect(renderPod(g, newAt("echo hello world", nil), tc.attempt, tc.scheduled, defaultOpts)).To(BeComparableTo(tc.want))
 		})
 	}
 }
@@ -235,44 +223,37 @@ func TestRenderPodCommandOnly(t *testing.T) {
 // TestRenderPodScheduledTime checks that the scheduled-time annotation is an
 // RFC 3339 time in UTC denoting the scheduled instant.
 func TestRenderPodScheduledTime(t *testing.T) {
+	g := NewWithT(t)
 	tests := []struct {
 		name      string
 		scheduled time.Time
 	}{
 		{name: "UTC", scheduled: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)},
 		{name: "offset", scheduled: scheduled},
-		{name: "named zone", scheduled: time.Date(2026, 3, 29, 3, 30, 0, 0, mustLoadLocation(t, "Europe/Berlin"))},
+		{name: "named zone", scheduled: time.Date(2026, 3, 29, 3, 30, 0, 0, mustLoadLocation(g, "Europe/Berlin"))},
 		{name: "sub-second", scheduled: time.Date(2026, 11, 21, 9, 0, 0, 500_000_000, time.UTC)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := renderPod(t, newAt("date", nil), 1, tc.scheduled, defaultOpts)
+			g := NewWithT(t)
+			pod := renderPod(g, newAt("date", nil), 1, tc.scheduled, defaultOpts)
 			value := pod.Annotations[cnatv1beta1.AnnotationScheduledTime]
 			parsed, err := time.Parse(time.RFC3339, value)
-			if err != nil {
-				t.Fatalf("annotation %q is not RFC 3339: %v", value, err)
-			}
+			g.Expect(err).NotTo(HaveOccurred(), "annotation %q is not RFC 3339", value)
 			type instant struct {
 				Time string
 				Zone string
 			}
 			name, _ := parsed.Zone()
-			if diff := cmp.Diff(
-				instant{Time: tc.scheduled.UTC().Format(time.RFC3339Nano), Zone: "UTC"},
-				instant{Time: parsed.Format(time.RFC3339Nano), Zone: name},
-			); diff != "" {
-				t.Errorf("annotation %q (-want +got):\n%s", value, diff)
-			}
+			g.Expect(instant{Time: parsed.Format(time.RFC3339Nano), Zone: name}).To(BeComparableTo(
+				instant{Time: tc.scheduled.UTC().Format(time.RFC3339Nano), Zone: "UTC"}), "annotation %q", value)
 		})
 	}
 }
 
-func mustLoadLocation(t *testing.T, name string) *time.Location {
-	t.Helper()
+func mustLoadLocation(g Gomega, name string) *time.Location {
 	loc, err := time.LoadLocation(name)
-	if err != nil {
-		t.Fatalf("loading time zone %s: %v", name, err)
-	}
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return loc
 }
 
@@ -481,10 +462,8 @@ func TestRenderPodRestrictedSecurityDefaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := securityOf(renderPod(t, tc.at, 1, scheduled, defaultOpts))
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("security contexts (-want +got):\n%s", diff)
-			}
+			g := NewWithT(t)
+			g.Expect(securityOf(renderPod(g, tc.at, 1, scheduled, defaultOpts))).To(BeComparableTo(tc.want))
 		})
 	}
 }
@@ -856,10 +835,8 @@ func TestRenderPodTemplate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.view(renderPod(t, tc.at, 1, scheduled, tc.opts))
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
+			g := NewWithT(t)
+			g.Expect(tc.view(renderPod(g, tc.at, 1, scheduled, tc.opts))).To(BeComparableTo(tc.want))
 		})
 	}
 }
@@ -900,14 +877,11 @@ func TestRenderPodLeavesAtAlone(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
 			before := tc.at.DeepCopy()
 			pod, err := apply.RenderPod(tc.at, 2, scheduled, apply.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullIfNotPresent})
-			if err != nil {
-				t.Fatalf("RenderPod: %v", err)
-			}
-			if diff := cmp.Diff(before, tc.at); diff != "" {
-				t.Fatalf("RenderPod modified the At (-before +after):\n%s", diff)
-			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(tc.at).To(BeComparableTo(before), "RenderPod modified the At")
 
 			// Scribble over everything the apply configuration holds.
 			for k := range pod.Labels {
@@ -926,9 +900,7 @@ func TestRenderPodLeavesAtAlone(t *testing.T) {
 				}
 				c.SecurityContext.WithRunAsUser(1)
 			}
-			if diff := cmp.Diff(before, tc.at); diff != "" {
-				t.Errorf("changing the rendered Pod changed the At (-before +after):\n%s", diff)
-			}
+			g.Expect(tc.at).To(BeComparableTo(before), "changing the rendered Pod changed the At")
 		})
 	}
 }
@@ -942,9 +914,7 @@ func TestRenderPodDeterministic(t *testing.T) {
 			Containers: []corev1.Container{{Name: "main", Image: "alpine:3.20", Env: []corev1.EnvVar{{Name: "X", Value: "1"}}}},
 		},
 	}), 60)
-	first := renderPod(t, at, 1, scheduled, defaultOpts)
-	second := renderPod(t, at, 1, scheduled, defaultOpts)
-	if diff := cmp.Diff(first, second); diff != "" {
-		t.Errorf("second rendering differs (-first +second):\n%s", diff)
-	}
+	g := NewWithT(t)
+	first := renderPod(g, at, 1, scheduled, defaultOpts)
+	g.Expect(renderPod(g, at, 1, scheduled, defaultOpts)).To(BeComparableTo(first), "a second rendering")
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -16,12 +16,9 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/apply"
 )
 
-func newTypeConverter(t *testing.T) managedfields.TypeConverter {
-	t.Helper()
+func newTypeConverter(g Gomega) managedfields.TypeConverter {
 	scheme := runtime.NewScheme()
-	if err := cnatv1beta1.AddToScheme(scheme); err != nil {
-		t.Fatalf("registering the cnat types: %v", err)
-	}
+	g.ExpectWithOffset(1, cnatv1beta1.AddToScheme(scheme)).To(Succeed(), "registering the cnat types")
 	return applyconfiguration.NewTypeConverter(scheme)
 }
 
@@ -191,16 +188,11 @@ func TestUnchanged(t *testing.T) {
 			want:    false,
 		},
 	}
-	tc := newTypeConverter(t)
+	tc := newTypeConverter(NewWithT(t))
 	for _, c := range tests {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := apply.Unchanged(tc, c.desired, c.owned)
-			if err != nil {
-				t.Fatalf("Unchanged: %v", err)
-			}
-			if diff := cmp.Diff(c.want, got); diff != "" {
-				t.Errorf("Unchanged (-want +got):\n%s", diff)
-			}
+			g := NewWithT(t)
+			g.Expect(apply.Unchanged(tc, c.desired, c.owned)).To(Equal(c.want))
 		})
 	}
 }
@@ -209,7 +201,8 @@ func TestUnchanged(t *testing.T) {
 // owns as the generated Extract function reports it from a live At, which
 // is how the controller calls it.
 func TestUnchangedExtracted(t *testing.T) {
-	tc := newTypeConverter(t)
+	g := NewWithT(t)
+	tc := newTypeConverter(g)
 	base := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
 	// live is an At whose status the status field manager applied: phase,
@@ -233,9 +226,7 @@ func TestUnchangedExtracted(t *testing.T) {
 		FieldsV1:    metav1.NewFieldsV1(`{"f:status":{"f:phase":{},"f:podName":{},"f:startTime":{}}}`),
 	}}
 	owned, err := atac.ExtractAtStatus(live, cnatv1beta1.StatusFieldManager)
-	if err != nil {
-		t.Fatalf("ExtractAtStatus: %v", err)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
 
 	desired := func() *atac.AtStatusApplyConfiguration {
 		return atac.AtStatus().
@@ -255,13 +246,8 @@ func TestUnchangedExtracted(t *testing.T) {
 	}
 	for _, c := range tests {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := apply.Unchanged(tc, c.desired, owned)
-			if err != nil {
-				t.Fatalf("Unchanged: %v", err)
-			}
-			if diff := cmp.Diff(c.want, got); diff != "" {
-				t.Errorf("Unchanged (-want +got):\n%s", diff)
-			}
+			g := NewWithT(t)
+			g.Expect(apply.Unchanged(tc, c.desired, owned)).To(Equal(c.want))
 		})
 	}
 }

@@ -206,13 +206,9 @@ func TestOutcomeAnnouncedOnceWhenTTLDeleteFails(t *testing.T) {
 	h.g.Expect(err).NotTo(HaveOccurred())
 
 	h.g.Expect(apierrors.IsNotFound(apiClient.Get(h.ctx, req.NamespacedName, &cnatv1beta1.At{}))).To(BeTrue(), "deleted on the second try")
-	succeeded := 0
-	for _, e := range h.events() {
-		if e == "Normal Succeeded The command exited 0" {
-			succeeded++
-		}
-	}
-	h.g.Expect(succeeded).To(Equal(1), "one Succeeded Event")
+	var succeeded []string
+	h.g.Expect(h.events()).To(ContainElement("Normal Succeeded The command exited 0", &succeeded))
+	h.g.Expect(succeeded).To(HaveLen(1), "one Succeeded Event")
 	h.g.Expect(testutil.ToFloat64(r.Metrics.Runs.WithLabelValues("Succeeded"))).To(Equal(1.0))
 }
 

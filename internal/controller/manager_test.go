@@ -73,8 +73,8 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	h.g.Expect(cached.Items).To(ConsistOf(HaveField("Name", pod.Name)), "only cnat's Pods are cached")
 
 	var events eventsv1.EventList
-	h.g.Eventually(func() []string {
-		h.g.Expect(apiClient.List(h.ctx, &events, client.InNamespace(h.ns))).To(Succeed())
+	h.g.Eventually(func(g Gomega) []string {
+		g.Expect(apiClient.List(h.ctx, &events, client.InNamespace(h.ns))).To(Succeed())
 		var reasons []string
 		for _, e := range events.Items {
 			if e.Regarding.Name == "soon" {

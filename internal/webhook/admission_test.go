@@ -67,14 +67,14 @@ func TestBookSampleIsAcceptedAndRuns(t *testing.T) {
 	g.Expect(stored.Spec.Template).To(BeNil())
 
 	// A past schedule with no deadline runs at once, as in the book.
-	g.Eventually(func() string {
+	g.Eventually(func(g Gomega) string {
 		g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(stored), stored)).To(Succeed())
 		return stored.Status.PodName
-	}).ShouldNot(BeEmpty(), "the controller started the run")
+	}, 10*time.Second).ShouldNot(BeEmpty(), "the controller started the run")
 	playKubelet(ctx, g, ns, stored.Status.PodName, 0)
 
 	book := &cnatv1alpha1.At{}
-	g.Eventually(func() string {
+	g.Eventually(func(g Gomega) string {
 		g.Expect(adminClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "example-at"}, book)).To(Succeed())
 		return book.Status.Phase
 	}, 10*time.Second).Should(Equal(cnatv1alpha1.PhaseDone))
@@ -255,9 +255,9 @@ func TestRefusesBadAts(t *testing.T) {
 			at := valid()
 			tc.edit(at)
 			err := adminClient.Create(t.Context(), at)
-			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got: %v", err)
-			g.Expect(err.Error()).To(ContainSubstring(tc.wantField))
-			g.Expect(err.Error()).To(ContainSubstring(tc.wantText))
+			g.Expect(err).To(Satisfy(apierrors.IsInvalid), "422 Invalid")
+			g.Expect(err).To(MatchError(ContainSubstring(tc.wantField)))
+			g.Expect(err).To(MatchError(ContainSubstring(tc.wantText)))
 		})
 	}
 
@@ -266,16 +266,16 @@ func TestRefusesBadAts(t *testing.T) {
 		u := bookSample(ns)
 		u.Object["spec"] = map[string]any{"schedule": "someday", "command": "echo"}
 		err := adminClient.Create(t.Context(), u)
-		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got: %v", err)
-		g.Expect(err.Error()).To(ContainSubstring("spec.schedule"))
+		g.Expect(err).To(Satisfy(apierrors.IsInvalid))
+		g.Expect(err).To(MatchError(ContainSubstring("spec.schedule")))
 	})
 	t.Run("v1alpha1 without a command", func(t *testing.T) {
 		g := NewWithT(t)
 		u := bookSample(ns)
 		u.Object["spec"] = map[string]any{"schedule": "2099-01-01T00:00:00Z"}
 		err := adminClient.Create(t.Context(), u)
-		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got: %v", err)
-		g.Expect(err.Error()).To(ContainSubstring("spec.command or spec.template must be set"))
+		g.Expect(err).To(Satisfy(apierrors.IsInvalid), "422 Invalid")
+		g.Expect(err).To(MatchError(ContainSubstring("spec.command or spec.template must be set")))
 	})
 }
 
@@ -288,13 +288,13 @@ func TestImmutableOnceFired(t *testing.T) {
 		Spec:       cnatv1beta1.AtSpec{Schedule: "2020-01-01T00:00:00Z", Command: "sleep 3600"},
 	}
 	g.Expect(adminClient.Create(ctx, at)).To(Succeed())
-	g.Eventually(func() int32 {
+	g.Eventually(func(g Gomega) int32 {
 		g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), at)).To(Succeed())
 		return at.Status.Attempts
 	}).Should(Equal(int32(1)))
 	err := adminClient.Patch(ctx, at, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"command":"rm -rf /"}}`)))
-	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got: %v", err)
-	g.Expect(err.Error()).To(ContainSubstring("spec.command cannot change once the At has fired"))
+	g.Expect(err).To(Satisfy(apierrors.IsInvalid))
+	g.Expect(err).To(MatchError(ContainSubstring("spec.command cannot change once the At has fired")))
 }
 
 func TestConfusedDeputyGuard(t *testing.T) {
@@ -331,8 +331,8 @@ func TestConfusedDeputyGuard(t *testing.T) {
 	}
 
 	err := as("alice").Create(ctx, newAt("alice-at"))
-	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "alice may create Ats but not Pods: %v", err)
-	g.Expect(err.Error()).To(ContainSubstring(`user "alice" may not create Pods in namespace "` + ns + `"`))
+	g.Expect(err).To(Satisfy(apierrors.IsForbidden), "alice may create Ats but not Pods")
+	g.Expect(err).To(MatchError(ContainSubstring(`user "alice" may not create Pods in namespace "` + ns + `"`)))
 
 	g.Expect(as("bob").Create(ctx, newAt("bob-at"))).To(Succeed(), "bob may create Pods, so he may create Ats")
 }

@@ -44,9 +44,9 @@ func TestImmutableOnceItsPodExists(t *testing.T) {
 	_, err = v.ValidateUpdate(ctx, at, changed)
 	g.Expect(err).NotTo(HaveOccurred(), "a Pod of that name that is not the At's started nothing")
 	g.Expect(adminClient.Delete(ctx, foreign, client.GracePeriodSeconds(0))).To(Succeed())
-	g.Eventually(func() bool {
-		return apierrors.IsNotFound(adminClient.Get(ctx, client.ObjectKeyFromObject(foreign), &corev1.Pod{}))
-	}).Should(BeTrue())
+	g.Eventually(func() error {
+		return adminClient.Get(ctx, client.ObjectKeyFromObject(foreign), &corev1.Pod{})
+	}).Should(Satisfy(apierrors.IsNotFound))
 
 	pod, err := apply.NewPod(at, 1, time.Now(), apply.PodOptions{DefaultImage: "busybox:1.37"})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -54,8 +54,8 @@ func TestImmutableOnceItsPodExists(t *testing.T) {
 	g.Expect(adminClient.Create(ctx, pod)).To(Succeed())
 	g.Expect(at.Status.Attempts).To(BeZero())
 	_, err = v.ValidateUpdate(ctx, at, changed)
-	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got: %v", err)
-	g.Expect(err.Error()).To(ContainSubstring("spec.command: Forbidden: spec.command cannot change once the At has fired"))
+	g.Expect(err).To(Satisfy(apierrors.IsInvalid))
+	g.Expect(err).To(MatchError(ContainSubstring("spec.command: Forbidden: spec.command cannot change once the At has fired")))
 
 	suspended := at.DeepCopy()
 	suspended.Spec.Suspend = ptr.To(true)

@@ -29,7 +29,7 @@ func settledAt(t *testing.T, ns, name string) *cnatv1beta1.At {
 		Spec:       cnatv1beta1.AtSpec{Schedule: "2099-01-01T00:00:00Z", Command: "echo"},
 	}
 	g.Expect(adminClient.Create(t.Context(), at)).To(Succeed())
-	g.Eventually(func() cnatv1beta1.Phase {
+	g.Eventually(func(g Gomega) cnatv1beta1.Phase {
 		g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), at)).To(Succeed())
 		return at.Status.Phase
 	}).Should(Equal(cnatv1beta1.PhasePending))
@@ -62,7 +62,7 @@ func TestStatusIsWrittenOnlyThroughTheStatusSubresource(t *testing.T) {
 		got := &cnatv1beta1.At{}
 		g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), got)).To(Succeed())
 		g.Expect(got.Annotations).To(HaveKey(cnatv1alpha1.FormerTemplateAnnotation))
-		g.Expect(got.Status).To(Equal(at.Status), "the stored v1beta1 status is unchanged")
+		g.Expect(got.Status).To(BeComparableTo(at.Status), "the stored v1beta1 status is unchanged")
 	})
 
 	for _, version := range []string{"v1alpha1", "v1beta1"} {
@@ -88,7 +88,7 @@ func TestStatusIsWrittenOnlyThroughTheStatusSubresource(t *testing.T) {
 			got := &cnatv1beta1.At{}
 			g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), got)).To(Succeed())
 			g.Expect(got.Labels).To(HaveKeyWithValue("edited", version))
-			g.Expect(got.Status).To(Equal(at.Status), "the API server kept the stored status")
+			g.Expect(got.Status).To(BeComparableTo(at.Status), "the API server kept the stored status")
 		})
 		t.Run("merge patch of the main resource through "+version, func(t *testing.T) {
 			g := NewWithT(t)
@@ -105,7 +105,7 @@ func TestStatusIsWrittenOnlyThroughTheStatusSubresource(t *testing.T) {
 				[]byte(`{"status":{"attempts":5,"reason":"Retrying","outcome":"Failed","conditions":[]}}`)))).To(Succeed())
 			got := &cnatv1beta1.At{}
 			g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), got)).To(Succeed())
-			g.Expect(got.Status).To(Equal(at.Status))
+			g.Expect(got.Status).To(BeComparableTo(at.Status))
 		})
 	}
 }
@@ -180,8 +180,8 @@ func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 				delete(obj.Object["spec"].(map[string]any), "command")
 			}
 			err := adminClient.Create(ctx, obj)
-			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid from the schema, got: %v", err)
-			g.Expect(err.Error()).To(ContainSubstring(tc.wantField))
+			g.Expect(err).To(Satisfy(apierrors.IsInvalid), "422 Invalid from the schema")
+			g.Expect(err).To(MatchError(ContainSubstring(tc.wantField)))
 		})
 	}
 
@@ -192,7 +192,7 @@ func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 			Spec:       cnatv1beta1.AtSpec{Schedule: "2020-01-01T00:00:00Z", Command: "sleep 3600"},
 		}
 		g.Expect(adminClient.Create(ctx, at)).To(Succeed())
-		g.Eventually(func() int32 {
+		g.Eventually(func(g Gomega) int32 {
 			g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), at)).To(Succeed())
 			return at.Status.Attempts
 		}).Should(Equal(int32(1)))
@@ -215,7 +215,7 @@ func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 			}},
 		}
 		g.Expect(adminClient.Create(ctx, at)).To(Succeed())
-		g.Eventually(func() int32 {
+		g.Eventually(func(g Gomega) int32 {
 			g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), at)).To(Succeed())
 			return at.Status.Attempts
 		}).Should(Equal(int32(1)))
@@ -225,7 +225,7 @@ func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 		} {
 			u := asV1alpha1(t, at)
 			err := adminClient.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(patch)))
-			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got: %v", err)
+			g.Expect(err).To(Satisfy(apierrors.IsInvalid), "422 Invalid")
 			g.Expect(err).To(MatchError(ContainSubstring("spec.template: Forbidden: spec.template cannot change once the At has fired")))
 		}
 		got := &cnatv1beta1.At{}

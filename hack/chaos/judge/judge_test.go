@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp/cmpopts"
+	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -60,12 +62,9 @@ func event(verb, subresource string, code int, p corev1.Pod, second int) string 
 	return string(line)
 }
 
-func read(t *testing.T, lines ...string) Record {
-	t.Helper()
+func read(g Gomega, lines ...string) Record {
 	rec, err := ReadAudit(strings.NewReader(strings.Join(lines, "\n")+"\n"), func(ns string) bool { return ns == "chaos" })
-	if err != nil {
-		t.Fatalf("ReadAudit: %v", err)
-	}
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return rec
 }
 
@@ -219,23 +218,23 @@ func TestJudge(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			v := Judge(tt.incarnations, read(t, tt.log...))
-			if v.Ats != len(tt.incarnations) || v.Pods != tt.wantPods || v.Duplicates != tt.wantDuplicates || v.Lost != tt.wantLost {
-				t.Errorf("got %s, want ats=%d pods=%d duplicates=%d lost=%d; findings:\n%s", v.Line("t"),
-					len(tt.incarnations), tt.wantPods, tt.wantDuplicates, tt.wantLost, strings.Join(v.Findings, "\n"))
+			g := NewWithT(t)
+			v := Judge(tt.incarnations, read(g, tt.log...))
+			want := Verdict{Ats: len(tt.incarnations), Pods: tt.wantPods, Duplicates: tt.wantDuplicates, Lost: tt.wantLost}
+			g.Expect(v).To(BeComparableTo(want, cmpopts.IgnoreFields(Verdict{}, "Findings")), "findings:\n%s", strings.Join(v.Findings, "\n"))
+			if tt.wantFinding != "" {
+				g.Expect(v.Findings).To(ContainElement(ContainSubstring(tt.wantFinding)))
 			}
-			if tt.wantFinding != "" && !strings.Contains(strings.Join(v.Findings, "\n"), tt.wantFinding) {
-				t.Errorf("findings do not say %q:\n%s", tt.wantFinding, strings.Join(v.Findings, "\n"))
-			}
-			if tt.wantDuplicates+tt.wantLost == 0 && len(v.Findings) > 0 {
-				t.Errorf("unexpected findings:\n%s", strings.Join(v.Findings, "\n"))
+			if tt.wantDuplicates+tt.wantLost == 0 {
+				g.Expect(v.Findings).To(BeEmpty())
 			}
 		})
 	}
 }
 
 func TestObserveAddsWhatTheAuditLogMissed(t *testing.T) {
-	rec := read(t, event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1))
+	g := NewWithT(t)
+	rec := read(g, event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1))
 	// p1 finished without its status write in the log; p2 was created
 	// while the API server could not complete the response.
 	p1 := pod("x-1", "p1", "a1", corev1.PodSucceeded, ptr.To[int32](0))
@@ -244,25 +243,19 @@ func TestObserveAddsWhatTheAuditLogMissed(t *testing.T) {
 	p2.CreationTimestamp = metav1.NewTime(t0.Add(5 * time.Second))
 	rec.Observe([]corev1.Pod{p1, p2})
 	v := Judge([]Incarnation{succeeded("a1", "x-1")}, rec)
-	if v.Pods != 2 || v.Duplicates != 1 || v.Lost != 0 {
-		t.Errorf("got %s, want pods=2 duplicates=1 lost=0; findings:\n%s", v.Line("t"), strings.Join(v.Findings, "\n"))
-	}
+	g.Expect(v).To(BeComparableTo(Verdict{Ats: 1, Pods: 2, Duplicates: 1}, cmpopts.IgnoreFields(Verdict{}, "Findings")), "findings:\n%s", strings.Join(v.Findings, "\n"))
 }
 
 func TestReadAuditLines(t *testing.T) {
+	g := NewWithT(t)
 	good := event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1)
-	if _, err := ReadAudit(strings.NewReader(good+"\n"+good[:40]), func(string) bool { return true }); err != nil {
-		t.Errorf("a truncated last line (the API server killed mid-write) must be skipped, got %v", err)
-	}
-	_, err := ReadAudit(strings.NewReader(good[:40]+"\n"+good+"\n"), func(string) bool { return true })
-	if err == nil || !strings.Contains(err.Error(), "audit log line 1") {
-		t.Errorf("a broken line in the middle must be an error naming the line, got %v", err)
-	}
+	_, err := ReadAudit(strings.NewReader(good+"\n"+good[:40]), func(string) bool { return true })
+	g.Expect(err).NotTo(HaveOccurred(), "a truncated last line (the API server killed mid-write) must be skipped")
+	_, err = ReadAudit(strings.NewReader(good[:40]+"\n"+good+"\n"), func(string) bool { return true })
+	g.Expect(err).To(MatchError(ContainSubstring("audit log line 1")), "a broken line in the middle must be an error naming the line")
 }
 
 func TestLine(t *testing.T) {
-	got := Verdict{Ats: 200, Pods: 201, Duplicates: 1}.Line("sigkill")
-	if want := "chaos sigkill: ats=200 pods=201 duplicates=1 lost=0"; got != want {
-		t.Errorf("Line = %q, want %q", got, want)
-	}
+	g := NewWithT(t)
+	g.Expect(Verdict{Ats: 200, Pods: 201, Duplicates: 1}.Line("sigkill")).To(Equal("chaos sigkill: ats=200 pods=201 duplicates=1 lost=0"))
 }
