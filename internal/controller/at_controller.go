@@ -177,10 +177,9 @@ func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key t
 
 // createPod creates the Pod of the decision's attempt. It returns no status
 // when the Pod exists (the next decision, made on the Pod, reports it), else
-// the refusal's status. A Pod of
-// that name that is not the At's is never adopted or changed: it is
-// reported. Creating rather than applying is what guarantees that: an apply
-// would patch whatever Pod has the name.
+// the refusal's status. A Pod of that name that is not the At's is never
+// adopted or changed: it is reported. Creating rather than applying is what
+// guarantees that: an apply would patch whatever Pod has the name.
 func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d lifecycle.Decision, now time.Time) (*cnatv1beta1.AtStatus, error) {
 	pod, err := apply.NewPod(at, d.Attempt, d.ScheduledTime, r.Pods)
 	if err != nil {

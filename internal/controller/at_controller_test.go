@@ -315,7 +315,7 @@ func TestTwoReconcilersNeverCreateTwoPods(t *testing.T) {
 		// The replica that decided on an At the other has since written to
 		// loses its status write with a conflict, and tries again later.
 		if err != nil {
-			h.g.Expect(apierrors.IsConflict(errors.Unwrap(err))).To(BeTrue(), "only a conflict: %v", err)
+			h.g.Expect(errors.Unwrap(err)).To(Satisfy(apierrors.IsConflict), "only a conflict: %v", err)
 		}
 	}
 	h.g.Expect(h.pods("race")).To(HaveLen(1))
@@ -364,14 +364,14 @@ func TestTTLAfterFinishedDeletesTheAt(t *testing.T) {
 	h.clock.Step(time.Minute)
 	h.reconcile("short-lived")
 	err := apiClient.Get(h.ctx, client.ObjectKey{Namespace: h.ns, Name: "short-lived"}, &cnatv1beta1.At{})
-	h.g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the At is gone after its TTL: %v", err)
+	h.g.Expect(err).To(Satisfy(apierrors.IsNotFound), "the At is gone after its TTL")
 }
 
 func TestUnknownTimeZoneIsStalled(t *testing.T) {
 	h := newHarness(t)
 	h.createAt("nowhere", cnatv1beta1.AtSpec{Schedule: "2026-11-21T09:00:00", TimeZone: ptr.To("Mars/Olympus_Mons"), Command: "echo"})
 	_, err := h.r.Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "nowhere"}})
-	h.g.Expect(errors.Is(err, reconcile.TerminalError(nil))).To(BeTrue(), "an invalid spec is not retried: %v", err)
+	h.g.Expect(err).To(MatchError(reconcile.TerminalError(nil)), "an invalid spec is not retried")
 	at := h.at("nowhere")
 	h.g.Expect(condition(at, cnatv1beta1.ConditionStalled).Reason).To(Equal(cnatv1beta1.ReasonInvalidSpec))
 	h.g.Expect(condition(at, cnatv1beta1.ConditionStalled).Message).To(ContainSubstring("spec.timeZone"))
@@ -410,9 +410,9 @@ func TestSpecIsImmutableOnceFired(t *testing.T) {
 		at := h.at("fixed")
 		edit(&at.Spec)
 		err := apiClient.Update(h.ctx, at)
-		h.g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: %v", field, err)
-		h.g.Expect(err.Error()).To(ContainSubstring(field + " cannot change once the At has fired"))
-		h.g.Expect(err.Error()).To(ContainSubstring(strings.Fields(field)[0]+": Forbidden"), "the error names the field")
+		h.g.Expect(err).To(Satisfy(apierrors.IsInvalid), field)
+		h.g.Expect(err).To(MatchError(ContainSubstring(field + " cannot change once the At has fired")))
+		h.g.Expect(err).To(MatchError(ContainSubstring(strings.Fields(field)[0]+": Forbidden")), "the error names the field")
 	}
 	// What does not change the run may still change.
 	at = h.at("fixed")
@@ -433,8 +433,8 @@ func TestSchemaRefusesBadInput(t *testing.T) {
 	} {
 		at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{GenerateName: "bad-", Namespace: h.ns}, Spec: spec}
 		err := apiClient.Create(h.ctx, at)
-		h.g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: %v", name, err)
-		h.g.Expect(err.Error()).To(ContainSubstring(name))
+		h.g.Expect(err).To(Satisfy(apierrors.IsInvalid), name)
+		h.g.Expect(err).To(MatchError(ContainSubstring(name)))
 	}
 	long := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("a", 64), Namespace: h.ns}, Spec: cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo"}}
 	err := apiClient.Create(h.ctx, long)

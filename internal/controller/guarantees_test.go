@@ -152,7 +152,7 @@ func TestForeignPodIsReported(t *testing.T) {
 
 	h.clock.Step(time.Minute)
 	_, err := h.r.Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "squatted"}})
-	h.g.Expect(apierrors.IsAlreadyExists(errors.Unwrap(err))).To(BeTrue(), "retried with backoff: %v", err)
+	h.g.Expect(errors.Unwrap(err)).To(Satisfy(apierrors.IsAlreadyExists), "retried with backoff: %v", err)
 	at := h.at("squatted")
 	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonPodNameTaken))
 	h.g.Expect(at.Status.Message).To(ContainSubstring(name))
@@ -205,7 +205,7 @@ func TestOutcomeAnnouncedOnceWhenTTLDeleteFails(t *testing.T) {
 	_, err = r.Reconcile(h.ctx, req)
 	h.g.Expect(err).NotTo(HaveOccurred())
 
-	h.g.Expect(apierrors.IsNotFound(apiClient.Get(h.ctx, req.NamespacedName, &cnatv1beta1.At{}))).To(BeTrue(), "deleted on the second try")
+	h.g.Expect(apiClient.Get(h.ctx, req.NamespacedName, &cnatv1beta1.At{})).To(Satisfy(apierrors.IsNotFound), "deleted on the second try")
 	var succeeded []string
 	h.g.Expect(h.events()).To(ContainElement("Normal Succeeded The command exited 0", &succeeded))
 	h.g.Expect(succeeded).To(HaveLen(1), "one Succeeded Event")
@@ -228,14 +228,14 @@ func TestLatenessObservedOnceThePodExists(t *testing.T) {
 	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "quota"}}
 
 	_, err := r.Reconcile(h.ctx, req)
-	h.g.Expect(apierrors.IsForbidden(errors.Unwrap(err))).To(BeTrue(), "%v", err)
+	h.g.Expect(errors.Unwrap(err)).To(Satisfy(apierrors.IsForbidden), "wrapping: %v", err)
 	h.g.Expect(h.at("quota").Status.Reason).To(Equal(cnatv1beta1.ReasonPodForbidden))
-	h.g.Expect(histogramCount(r.Metrics.FiringLateness)).To(BeZero(), "no Pod, no start")
+	h.g.Expect(histogramCount(h.g, r.Metrics.FiringLateness)).To(BeZero(), "no Pod, no start")
 
 	h.clock.Step(2 * time.Second)
 	_, err = r.Reconcile(h.ctx, req)
 	h.g.Expect(err).NotTo(HaveOccurred())
-	h.g.Expect(histogramCount(r.Metrics.FiringLateness)).To(Equal(uint64(1)))
+	h.g.Expect(histogramCount(h.g, r.Metrics.FiringLateness)).To(Equal(uint64(1)))
 	_, err = r.Reconcile(h.ctx, req) // the Pod's watch event
 	h.g.Expect(err).NotTo(HaveOccurred())
 	h.g.Expect(h.at("quota").Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))

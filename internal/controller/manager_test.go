@@ -55,17 +55,18 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	scheduled := time.Now().Add(3 * time.Second).Truncate(time.Second)
 	h.createAt("soon", cnatv1beta1.AtSpec{Schedule: schedule(scheduled), Command: "echo soon"})
 
-	h.g.Eventually(func() cnatv1beta1.Phase { return h.at("soon").Status.Phase }).Should(Equal(cnatv1beta1.PhasePending))
-	h.g.Consistently(func() []corev1.Pod { return h.pods("soon") }, time.Until(scheduled)-300*time.Millisecond, 100*time.Millisecond).
-		Should(BeEmpty(), "not before its time")
-	h.g.Eventually(func() []corev1.Pod { return h.pods("soon") }, 5*time.Second, 50*time.Millisecond).Should(HaveLen(1))
+	phase := func(g Gomega) cnatv1beta1.Phase { return h.atWith(g, "soon").Status.Phase }
+	pods := func(g Gomega) []corev1.Pod { return h.podsWith(g, "soon") }
+	h.g.Eventually(phase).Should(Equal(cnatv1beta1.PhasePending))
+	h.g.Consistently(pods, time.Until(scheduled)-300*time.Millisecond, 100*time.Millisecond).Should(BeEmpty(), "not before its time")
+	h.g.Eventually(pods, 5*time.Second, 50*time.Millisecond).Should(HaveLen(1))
 	pod := h.pods("soon")[0]
 	h.g.Expect(pod.CreationTimestamp.Time).To(BeTemporally(">=", scheduled))
 	h.g.Expect(pod.CreationTimestamp.Time).To(BeTemporally("<", scheduled.Add(2*time.Second)), "on time")
 
-	h.g.Eventually(func() cnatv1beta1.Phase { return h.at("soon").Status.Phase }).Should(Equal(cnatv1beta1.PhaseRunning))
+	h.g.Eventually(phase).Should(Equal(cnatv1beta1.PhaseRunning))
 	h.finishPod(pod.Name, 0)
-	h.g.Eventually(func() cnatv1beta1.Phase { return h.at("soon").Status.Phase }).Should(Equal(cnatv1beta1.PhaseSucceeded))
+	h.g.Eventually(phase).Should(Equal(cnatv1beta1.PhaseSucceeded))
 	h.g.Expect(h.at("soon").Status.ExitCode).To(Equal(ptr.To[int32](0)))
 
 	var cached corev1.PodList

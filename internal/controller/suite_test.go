@@ -183,16 +183,27 @@ func (h *harness) reconcile(name string) ctrl.Result {
 // at reads the At from the API server.
 func (h *harness) at(name string) *cnatv1beta1.At {
 	h.t.Helper()
+	return h.atWith(h.g, name)
+}
+
+// atWith is at asserting with g: inside a poll, the poll's own Gomega, so
+// that a failed read is retried rather than failing the test.
+func (h *harness) atWith(g Gomega, name string) *cnatv1beta1.At {
 	at := &cnatv1beta1.At{}
-	h.g.Expect(apiClient.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: name}, at)).To(Succeed())
+	g.Expect(apiClient.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: name}, at)).To(Succeed())
 	return at
 }
 
 // pods lists the Pods of the At, from the API server.
 func (h *harness) pods(atName string) []corev1.Pod {
 	h.t.Helper()
+	return h.podsWith(h.g, atName)
+}
+
+// podsWith is pods asserting with g, as atWith.
+func (h *harness) podsWith(g Gomega, atName string) []corev1.Pod {
 	var list corev1.PodList
-	h.g.Expect(apiClient.List(h.ctx, &list, client.InNamespace(h.ns), client.MatchingLabels{cnatv1beta1.LabelAt: atName})).To(Succeed())
+	g.Expect(apiClient.List(h.ctx, &list, client.InNamespace(h.ns), client.MatchingLabels{cnatv1beta1.LabelAt: atName})).To(Succeed())
 	return list.Items
 }
 
@@ -211,11 +222,9 @@ func (h *harness) pod(name string) *corev1.Pod {
 }
 
 // histogramCount is how many observations a histogram has.
-func histogramCount(h prometheus.Histogram) uint64 {
+func histogramCount(g Gomega, h prometheus.Histogram) uint64 {
 	m := &dto.Metric{}
-	if err := h.Write(m); err != nil {
-		panic(err)
-	}
+	g.Expect(h.Write(m)).To(Succeed())
 	return m.GetHistogram().GetSampleCount()
 }
 

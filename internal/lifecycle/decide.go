@@ -54,19 +54,6 @@ const (
 	DeleteAt
 )
 
-// String names the action, for logs.
-func (a Action) String() string {
-	switch a {
-	case Nothing:
-		return "Nothing"
-	case CreatePod:
-		return "CreatePod"
-	case DeleteAt:
-		return "DeleteAt"
-	}
-	return fmt.Sprintf("Action(%d)", int(a))
-}
-
 // Decision is what Decide concluded.
 type Decision struct {
 	// Action is what to do.

@@ -2,6 +2,7 @@ package lifecycle_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -48,12 +50,9 @@ func recorded(phase cnatv1beta1.Phase, attempts int32) func(*cnatv1beta1.At) {
 
 // podOf is the Pod cnat creates for attempt of at, created at created,
 // changed by edits.
-func podOf(t *testing.T, at *cnatv1beta1.At, attempt int32, created time.Time, edits ...func(*corev1.Pod)) corev1.Pod {
-	t.Helper()
+func podOf(g Gomega, at *cnatv1beta1.At, attempt int32, created time.Time, edits ...func(*corev1.Pod)) corev1.Pod {
 	pod, err := apply.NewPod(at, attempt, t0, apply.PodOptions{DefaultImage: "busybox"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
 	pod.CreationTimestamp = metav1.NewTime(created)
 	for _, edit := range edits {
 		edit(pod)
@@ -124,7 +123,7 @@ func TestDecide(t *testing.T) {
 	tests := []struct {
 		name string
 		at   *cnatv1beta1.At
-		pods func(t *testing.T) []corev1.Pod
+		pods func(g Gomega) []corev1.Pod
 		now  time.Time
 		want outcome
 	}{
@@ -151,7 +150,7 @@ func TestDecide(t *testing.T) {
 		{
 			name: "Pod created, status not written: adopted, not created again",
 			at:   newAt(),
-			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0)} },
+			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0)} },
 			now:  t0.Add(time.Second),
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1},
 		},
@@ -164,8 +163,8 @@ func TestDecide(t *testing.T) {
 		{
 			name: "Pod deleted while it ran, then killed: PodDeleted, not retried",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
-			pods: func(t *testing.T) []corev1.Pod {
-				return []corev1.Pod{podOf(t, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(137, t0.Add(time.Minute+2*time.Second)))}
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(137, t0.Add(time.Minute+2*time.Second)))}
 			},
 			now:  t0.Add(2 * time.Minute),
 			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
@@ -173,8 +172,8 @@ func TestDecide(t *testing.T) {
 		{
 			name: "killed within the second it was deleted: the grace period says it was running",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
-			pods: func(t *testing.T) []corev1.Pod {
-				return []corev1.Pod{podOf(t, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(143, t0.Add(time.Minute)))}
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(143, t0.Add(time.Minute)))}
 			},
 			now:  t0.Add(2 * time.Minute),
 			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](143), Release: []string{name1}},
@@ -182,8 +181,8 @@ func TestDecide(t *testing.T) {
 		{
 			name: "failed and deleted by a janitor within the same second: its own failure, retried",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
-			pods: func(t *testing.T) []corev1.Pod {
-				return []corev1.Pod{podOf(t, at, 1, t0, exited(1, t0.Add(time.Second)), deletedAt(t0.Add(time.Second)))}
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, exited(1, t0.Add(time.Second)), deletedAt(t0.Add(time.Second)))}
 			},
 			now:  t0.Add(2 * time.Second),
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(11 * time.Second)},
@@ -191,8 +190,8 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a Pod that failed, then was deleted by a janitor, is retried after its backoff",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
-			pods: func(t *testing.T) []corev1.Pod {
-				return []corev1.Pod{podOf(t, at, 1, t0, exited(1, t0.Add(time.Second)), deletedAt(t0.Add(5*time.Second)))}
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, exited(1, t0.Add(time.Second)), deletedAt(t0.Add(5*time.Second)))}
 			},
 			now:  t0.Add(6 * time.Second),
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(11 * time.Second)},
@@ -200,29 +199,29 @@ func TestDecide(t *testing.T) {
 		{
 			name: "failed without any container finishing: the retry counts from the Pod, not from now",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
-			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0, failedAlone)} },
+			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0, failedAlone)} },
 			now:  t0.Add(9 * time.Second),
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, Until: t0.Add(10 * time.Second)},
 		},
 		{
 			name: "failed without any container finishing, looked at later: same retry time",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
-			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0, failedAlone)} },
+			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0, failedAlone)} },
 			now:  t0.Add(10 * time.Second),
 			want: outcome{Action: lifecycle.CreatePod, Attempt: 2, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 2, Confirm: true},
 		},
 		{
 			name: "suspended between retries: the retry waits for the resume",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1), func(a *cnatv1beta1.At) { a.Spec.Suspend = ptr.To(true) }),
-			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0, exited(2, t0))} },
+			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0, exited(2, t0))} },
 			now:  t0.Add(time.Hour),
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonSuspended, Attempts: 1, ExitCode: ptr.To[int32](2)},
 		},
 		{
 			name: "the next attempt runs: the failed one's Pod may go",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 2), backoffLimit(1)),
-			pods: func(t *testing.T) []corev1.Pod {
-				return []corev1.Pod{podOf(t, at, 1, t0, exited(2, t0)), podOf(t, at, 2, t0.Add(10*time.Second), running)}
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, exited(2, t0)), podOf(g, at, 2, t0.Add(10*time.Second), running)}
 			},
 			now:  t0.Add(11 * time.Second),
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 2, Release: []string{name1}},
@@ -230,8 +229,8 @@ func TestDecide(t *testing.T) {
 		{
 			name: "the last attempt failed: Failed, every Pod released",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 2), backoffLimit(1)),
-			pods: func(t *testing.T) []corev1.Pod {
-				return []corev1.Pod{podOf(t, at, 1, t0, exited(2, t0), released), podOf(t, at, 2, t0.Add(10*time.Second), exited(3, t0.Add(12*time.Second)))}
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, exited(2, t0), released), podOf(g, at, 2, t0.Add(10*time.Second), exited(3, t0.Add(12*time.Second)))}
 			},
 			now:  t0.Add(13 * time.Second),
 			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonBackoffLimitExceeded, Attempts: 2, ExitCode: ptr.To[int32](3), Release: []string{name2}},
@@ -239,8 +238,8 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a Pod that cannot pull its image: the At says why it is not running",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1)),
-			pods: func(t *testing.T) []corev1.Pod {
-				return []corev1.Pod{podOf(t, at, 1, t0, func(p *corev1.Pod) {
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, func(p *corev1.Pod) {
 					p.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
 						Name: "command", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull"}},
 					}}}
@@ -252,8 +251,8 @@ func TestDecide(t *testing.T) {
 		{
 			name: "re-created At: the old incarnation's finished Pod is neither adopted nor reported; the new one runs",
 			at:   newAt(),
-			pods: func(t *testing.T) []corev1.Pod {
-				return []corev1.Pod{podOf(t, oldAt, 1, t0.Add(-time.Hour), exited(0, t0))}
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, oldAt, 1, t0.Add(-time.Hour), exited(0, t0))}
 			},
 			now:  t0,
 			want: outcome{Action: lifecycle.CreatePod, Attempt: 1, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1, Confirm: true, Release: []string{apply.PodName(oldAt, 1)}},
@@ -261,8 +260,8 @@ func TestDecide(t *testing.T) {
 		{
 			name: "orphaned Pod of the old incarnation (no owner left): released, not adopted",
 			at:   newAt(func(a *cnatv1beta1.At) { a.Spec.Schedule = t0.Add(time.Hour).Format(time.RFC3339) }),
-			pods: func(t *testing.T) []corev1.Pod {
-				return []corev1.Pod{podOf(t, oldAt, 1, t0.Add(-time.Hour), func(p *corev1.Pod) { p.OwnerReferences = nil })}
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, oldAt, 1, t0.Add(-time.Hour), func(p *corev1.Pod) { p.OwnerReferences = nil })}
 			},
 			now:  t0,
 			want: outcome{Phase: cnatv1beta1.PhasePending, Reason: cnatv1beta1.ReasonScheduled, Until: t0.Add(time.Hour), Confirm: true, Release: []string{apply.PodName(oldAt, 1)}},
@@ -270,8 +269,8 @@ func TestDecide(t *testing.T) {
 		{
 			name: "someone else's Pod with the name is not adopted",
 			at:   newAt(),
-			pods: func(t *testing.T) []corev1.Pod {
-				return []corev1.Pod{podOf(t, at, 1, t0, released, exited(0, t0), func(p *corev1.Pod) { p.OwnerReferences = nil })}
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, released, exited(0, t0), func(p *corev1.Pod) { p.OwnerReferences = nil })}
 			},
 			now:  t0,
 			want: outcome{Action: lifecycle.CreatePod, Attempt: 1, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1, Confirm: true},
@@ -282,56 +281,60 @@ func TestDecide(t *testing.T) {
 				a.Status.CompletionTime = ptr.To(metav1.NewTime(t0))
 				a.Spec.TTLSecondsAfterFinished = ptr.To[int32](60)
 			}),
-			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0, exited(0, t0))} },
+			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0, exited(0, t0))} },
 			now:  t0.Add(time.Minute),
 			want: outcome{Action: lifecycle.DeleteAt, Phase: cnatv1beta1.PhaseSucceeded, Attempts: 1, Release: []string{name1}},
 		},
 		{
 			name: "no At: its Pods are released, confirmed",
-			pods: func(t *testing.T) []corev1.Pod { return []corev1.Pod{podOf(t, at, 1, t0, running)} },
+			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0, running)} },
 			now:  t0,
 			want: outcome{Confirm: true, Release: []string{name1}},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
 			var pods []corev1.Pod
 			if tc.pods != nil {
-				pods = tc.pods(t)
+				pods = tc.pods(g)
 			}
-			got := outcomeOf(lifecycle.Decide(tc.at, pods, tc.now))
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Decide (-want +got):\n%s", diff)
-			}
+			g.Expect(outcomeOf(lifecycle.Decide(tc.at, pods, tc.now))).To(BeComparableTo(tc.want, actionNames))
 		})
 	}
 }
+
+// actionNames shows Decide's actions by name in a diff.
+var actionNames = cmp.Transformer("name", func(a lifecycle.Action) string {
+	if name, ok := map[lifecycle.Action]string{lifecycle.Nothing: "Nothing", lifecycle.CreatePod: "CreatePod", lifecycle.DeleteAt: "DeleteAt"}[a]; ok {
+		return name
+	}
+	return fmt.Sprintf("Action(%d)", a)
+})
 
 // TestDecideMessages checks what the At says in the cases where the words
 // matter: why a Pod is not running, and that a foreign Pod is never named
 // as the At's.
 func TestDecideMessages(t *testing.T) {
+	g := NewWithT(t)
 	at := newAt(recorded(cnatv1beta1.PhaseRunning, 1))
-	pod := podOf(t, at, 1, t0, func(p *corev1.Pod) {
+	pod := podOf(g, at, 1, t0, func(p *corev1.Pod) {
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available",
 		}}}
 	})
 	d := lifecycle.Decide(at, []corev1.Pod{pod}, t0.Add(time.Second))
-	want := "Pod " + pod.Name + " of attempt 1 is not running: Unschedulable: 0/3 nodes are available"
-	if d.Status.Message != want {
-		t.Errorf("message = %q, want %q", d.Status.Message, want)
-	}
+	g.Expect(d.Status).NotTo(BeNil())
+	g.Expect(d.Status.Message).To(Equal("Pod " + pod.Name + " of attempt 1 is not running: Unschedulable: 0/3 nodes are available"))
 }
 
 // TestConditionsMatchREADME reads the README's table of phases and
 // conditions and checks it row by row, reason by reason, against
 // Conditions: the table is the function.
 func TestConditionsMatchREADME(t *testing.T) {
+	g := NewWithT(t)
 	f, err := os.Open(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = f.Close() }()
 	var header []string
 	rows := 0
@@ -358,15 +361,12 @@ func TestConditionsMatchREADME(t *testing.T) {
 					want[strings.Trim(conditionType, "`")] = metav1.ConditionStatus(v)
 				}
 			}
-			if diff := cmp.Diff(want, lifecycle.Conditions(phase, reason)); diff != "" {
-				t.Errorf("README row %s/%s differs from Conditions (-README +Conditions):\n%s", phase, reason, diff)
-			}
+			g.Expect(lifecycle.Conditions(phase, reason)).To(BeComparableTo(want), "README row %s/%s against Conditions", phase, reason)
 			rows++
 		}
 	}
-	if rows < 10 {
-		t.Fatalf("found %d phase/reason rows in the README's table; is the table still there?", rows)
-	}
+	g.Expect(scanner.Err()).NotTo(HaveOccurred())
+	g.Expect(rows).To(BeNumerically(">=", 10), "phase/reason rows in the README's table; is the table still there?")
 }
 
 func tableCells(line string) []string {
@@ -403,13 +403,12 @@ func TestEvents(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
 			var got []string
 			for _, e := range lifecycle.Events(tc.before, tc.after) {
 				got = append(got, e.Type+" "+e.Reason)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Events (-want +got):\n%s", diff)
-			}
+			g.Expect(got).To(BeComparableTo(tc.want))
 		})
 	}
 }

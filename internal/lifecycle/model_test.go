@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,7 +42,7 @@ import (
 
 // modelWorld is the model API server and the history it keeps.
 type modelWorld struct {
-	t   *testing.T
+	g   Gomega
 	rnd *rand.Rand
 	now time.Time
 
@@ -61,7 +62,10 @@ type modelWorld struct {
 	gone     map[types.UID]bool              // incarnations deleted
 	// killed is, by incarnation, the first attempt whose Pod was deleted by
 	// someone before it finished: no later attempt may start.
-	killed    map[types.UID]int32
+	killed map[types.UID]int32
+	// broken lists the invariants the controller broke while it wrote, for
+	// check to report with the history.
+	broken    []string
 	steps     int
 	creations int
 	// faults turns crashes, refused writes and refused Pods on.
@@ -76,9 +80,9 @@ const (
 
 var modelStart = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 
-func newModelWorld(t *testing.T, seed uint64) *modelWorld {
+func newModelWorld(g Gomega, seed uint64) *modelWorld {
 	w := &modelWorld{
-		t:        t,
+		g:        g,
 		rnd:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		now:      modelStart,
 		pods:     map[string]*corev1.Pod{},
@@ -168,9 +172,7 @@ func (w *modelWorld) reconcile() {
 	status := d.Status
 	if d.Action == lifecycle.CreatePod {
 		pod, err := apply.NewPod(at, d.Attempt, d.ScheduledTime, w.opts)
-		if err != nil {
-			w.t.Fatalf("rendering the Pod: %v", err)
-		}
+		w.g.Expect(err).NotTo(HaveOccurred(), "rendering the Pod")
 		switch existing := w.pods[pod.Name]; {
 		case w.faults && w.rnd.IntN(10) == 0:
 			status = lifecycle.NotCreated(at, d, w.now, cnatv1beta1.ReasonPodForbidden, "forbidden by a quota")
@@ -224,8 +226,8 @@ func (w *modelWorld) reconcile() {
 	}
 }
 
-// checkRelease fails the test when a Pod's finalizer goes before its
-// outcome is recorded.
+// checkRelease records a Pod's finalizer going before its outcome is
+// recorded.
 func (w *modelWorld) checkRelease(pod *corev1.Pod) {
 	uid := podIncarnation(pod)
 	if w.at == nil || w.at.UID != uid {
@@ -234,8 +236,8 @@ func (w *modelWorld) checkRelease(pod *corev1.Pod) {
 	attempt := podAttempt(pod)
 	st := w.at.Status
 	if st.Attempts < attempt || (st.Attempts == attempt && !st.Phase.Finished()) {
-		w.t.Fatalf("step %d: Pod %s released while the At's status (attempts %d, phase %s) does not record its outcome",
-			w.steps, pod.Name, st.Attempts, st.Phase)
+		w.broken = append(w.broken, fmt.Sprintf("Pod %s released while the At's status (attempts %d, phase %s) does not record its outcome",
+			pod.Name, st.Attempts, st.Phase))
 	}
 }
 
@@ -417,11 +419,13 @@ func (w *modelWorld) kubelet() string {
 	return "nothing"
 }
 
-// check asserts the invariants on the model API server's records.
-func (w *modelWorld) check(history []string) {
+// check returns the invariants broken, judged on the model API server's
+// records; none is the nil slice, so that a step that breaks nothing
+// allocates nothing.
+func (w *modelWorld) check() []string {
+	broken := w.broken
 	fail := func(format string, args ...any) {
-		w.t.Helper()
-		w.t.Fatalf("step %d: %s\nhistory (last 30):\n  %s", w.steps, fmt.Sprintf(format, args...), strings.Join(last(history, 30), "\n  "))
+		broken = append(broken, fmt.Sprintf(format, args...))
 	}
 	for uid, attempts := range w.created {
 		for attempt, n := range attempts {
@@ -437,7 +441,7 @@ func (w *modelWorld) check(history []string) {
 		}
 	}
 	if w.at == nil {
-		return
+		return broken
 	}
 	uid, st := w.at.UID, w.at.Status
 	if first, ok := w.terminal[uid]; ok && st.Phase != first {
@@ -457,6 +461,16 @@ func (w *modelWorld) check(history []string) {
 			fail("someone else's Pod %s was changed", p.Name)
 		}
 	}
+	return broken
+}
+
+// expectIntact fails the test with the broken invariants and the history
+// that broke them. It runs after every step: the history is formatted only
+// on failure.
+func (w *modelWorld) expectIntact(history []string) {
+	w.g.Expect(w.check()).To(BeEmpty(), func() string {
+		return fmt.Sprintf("step %d: invariants broken\nhistory (last 30):\n  %s", w.steps, strings.Join(last(history, 30), "\n  "))
+	})
 }
 
 func last(s []string, n int) []string {
@@ -484,19 +498,19 @@ func (w *modelWorld) settle(history []string) {
 	}
 	w.refreshCache()
 	w.reconcile()
-	if w.at != nil && !w.at.Status.Phase.Finished() && w.at.Status.Reason != cnatv1beta1.ReasonPodNameTaken {
-		w.t.Fatalf("At %s never finished: %+v\nhistory:\n  %s", w.at.UID, w.at.Status, strings.Join(last(history, 30), "\n  "))
+	if w.at != nil && w.at.Status.Reason != cnatv1beta1.ReasonPodNameTaken {
+		w.g.Expect(w.at.Status.Phase.Finished()).To(BeTrue(), func() string {
+			return fmt.Sprintf("At %s never finished: %+v\nhistory:\n  %s", w.at.UID, w.at.Status, strings.Join(last(history, 30), "\n  "))
+		})
 	}
 	for _, p := range w.pods {
-		if len(p.Finalizers) > 0 && (w.at == nil || podIncarnation(p) != w.at.UID || w.at.Status.Phase.Finished()) {
-			w.t.Fatalf("Pod %s keeps its finalizer though its At is gone or finished", p.Name)
+		if w.at == nil || podIncarnation(p) != w.at.UID || w.at.Status.Phase.Finished() {
+			w.g.Expect(p.Finalizers).To(BeEmpty(), "Pod %s keeps its finalizer though its At is gone or finished", p.Name)
 		}
 	}
 	if w.at != nil {
 		for attempt := range w.created[w.at.UID] {
-			if attempt > w.at.Status.Attempts {
-				w.t.Fatalf("Pod of attempt %d was created but the status counts %d attempts", attempt, w.at.Status.Attempts)
-			}
+			w.g.Expect(attempt).To(BeNumerically("<=", w.at.Status.Attempts), "Pod of attempt %d was created but the status counts %d attempts", attempt, w.at.Status.Attempts)
 		}
 	}
 }
@@ -506,16 +520,17 @@ func TestModel(t *testing.T) {
 	if testing.Short() {
 		histories = 300
 	}
+	g := NewWithT(t)
 	events, pods := 0, 0
 	for seed := range uint64(histories) {
-		w := newModelWorld(t, seed)
+		w := newModelWorld(g, seed)
 		history := make([]string, 0, steps)
 		for range steps {
 			history = append(history, w.step())
-			w.check(history)
+			w.expectIntact(history)
 		}
 		w.settle(history)
-		w.check(history)
+		w.expectIntact(history)
 		events += w.steps
 		pods += w.creations
 	}

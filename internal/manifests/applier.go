@@ -137,9 +137,6 @@ func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Appli
 	return a, nil
 }
 
-// Client is the Applier's controller-runtime client.
-func (a *Applier) Client() client.Client { return a.client }
-
 // prepare returns copies of objects ready to be sent: namespaced objects
 // without a namespace get the default one, cluster-scoped ones lose any
 // namespace, and every object gets the set's part-of label. Objects of a

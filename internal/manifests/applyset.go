@@ -128,11 +128,6 @@ func (s *ApplySet) ParentRef() string {
 	return "Secret/" + s.Namespace + "/" + s.ParentName
 }
 
-// KubectlRef is how kubectl's --applyset flag names the parent.
-func (s *ApplySet) KubectlRef() string {
-	return "secrets/" + s.ParentName
-}
-
 // inventory is what a parent records: the kinds of the members and the
 // namespaces that hold namespaced members.
 type inventory struct {
@@ -141,7 +136,6 @@ type inventory struct {
 	groupKinds sets.Set[schema.GroupKind]
 	// namespaces includes the parent's own namespace.
 	namespaces sets.Set[string]
-	tooling    string
 }
 
 func newInventory() *inventory {
@@ -192,7 +186,6 @@ func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error
 	if base, _, _ := strings.Cut(tooling, "/"); base != ToolingName {
 		return nil, fmt.Errorf("ApplySet parent %s is managed by %q, not %s: choose another --name", s.ParentRef(), base, ToolingName)
 	}
-	inv.tooling = tooling
 	if id := parent.Labels[LabelApplySetID]; id != s.ID {
 		return nil, fmt.Errorf("ApplySet parent %s has label %s=%q, want %q", s.ParentRef(), LabelApplySetID, id, s.ID)
 	}

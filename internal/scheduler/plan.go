@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"strconv"
 	"time"
 )
 
@@ -36,21 +35,6 @@ const (
 	// since resuming it is an update that brings it back.
 	Suspended
 )
-
-// String returns the name of the action, for logs and events.
-func (a Action) String() string {
-	switch a {
-	case Wait:
-		return "Wait"
-	case Fire:
-		return "Fire"
-	case Miss:
-		return "Miss"
-	case Suspended:
-		return "Suspended"
-	}
-	return "Action(" + strconv.Itoa(int(a)) + ")"
-}
 
 // Decision is the outcome of Plan.Decide.
 type Decision struct {
