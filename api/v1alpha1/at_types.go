@@ -112,6 +112,8 @@ const (
 // subresource only. It carries everything the v1beta1 status has, so that
 // the API server's own rule for the status subresource (a write to the main
 // resource keeps the stored status) holds in this version too.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.phase) && self.phase == 'DONE') == has(self.outcome)",message="status.outcome is set exactly when status.phase is DONE (it tells how a DONE At ended: Succeeded, Failed or Missed)",fieldPath=".outcome"
 type AtStatus struct {
 	// Phase is the state of the At: PENDING until the command runs, RUNNING
 	// while it runs, DONE afterwards, whether it succeeded, failed or was
@@ -122,8 +124,8 @@ type AtStatus struct {
 	Phase string `json:"phase,omitempty"`
 
 	// Outcome is how a DONE At ended: Succeeded, Failed or Missed (the
-	// v1beta1 phase). Empty while the At is not DONE; a DONE without outcome
-	// is read as Succeeded.
+	// v1beta1 phase). Set exactly when the phase is DONE, so that every
+	// status reads the same in both versions.
 	//
 	// +optional
 	// +kubebuilder:validation:Enum=Succeeded;Failed;Missed

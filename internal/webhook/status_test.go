@@ -233,3 +233,35 @@ func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 		g.Expect(got.Spec.Template).To(BeComparableTo(at.Spec.Template), "the stored template is the one that fired")
 	})
 }
+
+// TestV1alpha1OutcomeOnlyWhenDone: the v1alpha1 status says how a DONE At
+// ended in status.outcome, and only then, so that every stored status reads
+// the same in both versions (a PENDING with an outcome, or a DONE without
+// one, would not survive a round trip through v1beta1).
+func TestV1alpha1OutcomeOnlyWhenDone(t *testing.T) {
+	ns := newNamespace(t)
+	for name, status := range map[string]string{
+		"pending-with-outcome": `{"status":{"phase":"PENDING","outcome":"Failed"}}`,
+		"done-without-outcome": `{"status":{"phase":"DONE","outcome":null}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			at := settledAt(t, ns, name)
+			u := asV1alpha1(t, at)
+			err := adminClient.Status().Patch(t.Context(), u, client.RawPatch(types.MergePatchType, []byte(status)))
+			g.Expect(err).To(Satisfy(apierrors.IsInvalid))
+			g.Expect(err).To(MatchError(ContainSubstring("status.outcome: Invalid value")))
+			g.Expect(err).To(MatchError(ContainSubstring("status.outcome is set exactly when status.phase is DONE")))
+		})
+	}
+	t.Run("done-with-outcome", func(t *testing.T) {
+		g := NewWithT(t)
+		at := settledAt(t, ns, "done")
+		u := asV1alpha1(t, at)
+		g.Expect(adminClient.Status().Patch(t.Context(), u, client.RawPatch(types.MergePatchType,
+			[]byte(`{"status":{"phase":"DONE","outcome":"Missed"}}`)))).To(Succeed())
+		got := &cnatv1beta1.At{}
+		g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), got)).To(Succeed())
+		g.Expect(got.Status.Phase).To(Equal(cnatv1beta1.PhaseMissed))
+	})
+}
