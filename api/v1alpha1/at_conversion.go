@@ -32,18 +32,9 @@ func (src *At) ConvertTo(dstRaw conversion.Hub) error {
 	out := cnatv1beta1.At{TypeMeta: dst.TypeMeta}
 	src.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 
-	s := src.Spec.DeepCopy()
-	out.Spec = cnatv1beta1.AtSpec{
-		Schedule:                s.Schedule,
-		TimeZone:                s.TimeZone,
-		Command:                 s.Command,
-		Template:                s.Template,
-		StartingDeadlineSeconds: s.StartingDeadlineSeconds,
-		Suspend:                 s.Suspend,
-		ActiveDeadlineSeconds:   s.ActiveDeadlineSeconds,
-		BackoffLimit:            s.BackoffLimit,
-		TTLSecondsAfterFinished: s.TTLSecondsAfterFinished,
-	}
+	// The two specs have the same fields in the same order: the conversion
+	// is Go's, and a field added to one version only does not compile.
+	out.Spec = cnatv1beta1.AtSpec(*src.Spec.DeepCopy())
 
 	st := src.Status.DeepCopy()
 	out.Status = cnatv1beta1.AtStatus{
@@ -76,18 +67,7 @@ func (dst *At) ConvertFrom(srcRaw conversion.Hub) error {
 	out := At{TypeMeta: dst.TypeMeta}
 	src.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 
-	s := src.Spec.DeepCopy()
-	out.Spec = AtSpec{
-		Schedule:                s.Schedule,
-		TimeZone:                s.TimeZone,
-		Command:                 s.Command,
-		Template:                s.Template,
-		StartingDeadlineSeconds: s.StartingDeadlineSeconds,
-		Suspend:                 s.Suspend,
-		ActiveDeadlineSeconds:   s.ActiveDeadlineSeconds,
-		BackoffLimit:            s.BackoffLimit,
-		TTLSecondsAfterFinished: s.TTLSecondsAfterFinished,
-	}
+	out.Spec = AtSpec(*src.Spec.DeepCopy())
 
 	st := src.Status.DeepCopy()
 	phase, outcome := phaseToV1alpha1(st.Phase)
