@@ -37,8 +37,8 @@ import (
 type AtValidator struct {
 	// Client creates SubjectAccessReviews and dry-run Pods.
 	Client client.Client
-	// Reader reads the Pod that says an At has fired from the API server;
-	// nil reads it with Client.
+	// Reader reads the Pod that says an At has fired from the API server,
+	// not from a cache that may not show it yet.
 	Reader client.Reader
 	// Pods are the controller's Pod settings, to render the Pod as it will be.
 	Pods apply.PodOptions

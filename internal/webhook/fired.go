@@ -25,12 +25,8 @@ func (v *AtValidator) fired(ctx context.Context, at *cnatv1beta1.At) (bool, erro
 	if at.Status.Attempts > 0 {
 		return true, nil
 	}
-	reader := v.Reader
-	if reader == nil {
-		reader = v.Client
-	}
 	pod := &corev1.Pod{}
-	err := reader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: apply.PodName(at, 1)}, pod)
+	err := v.Reader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: apply.PodName(at, 1)}, pod)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
