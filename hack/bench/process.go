@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // clockTicks is USER_HZ, the unit of the CPU times in /proc/<pid>/stat. It
@@ -55,25 +57,31 @@ func startController(ctx context.Context, root, kubeconfig, log string, extra []
 
 // waitReady polls the controller's /readyz (ready once its webhooks serve).
 func (p *controllerProcess) waitReady(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: 2 * time.Second}
-	for time.Now().Before(deadline) {
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if !p.alive() {
-			return fmt.Errorf("the controller exited; its log is %s", p.log)
+			return false, fmt.Errorf("the controller exited; its log is %s", p.log)
 		}
-		if resp, err := client.Get("http://127.0.0.1:8081/readyz"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
+		return readyzOK(ctx, client, "http://127.0.0.1:8081/readyz"), nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("the controller was not ready within %s; its log is %s", timeout, p.log)
 	}
-	return fmt.Errorf("the controller was not ready within %s; its log is %s", timeout, p.log)
+	return err
+}
+
+// readyzOK tells whether a GET of url answers 200.
+func readyzOK(ctx context.Context, client *http.Client, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // alive tells whether the process still runs (a zombie does not).

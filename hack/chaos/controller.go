@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // replica is one cnat-controller process on the host, run as the
@@ -74,25 +76,26 @@ func (r *replica) start(ctx context.Context, leaderElect bool) error {
 
 // waitReady polls /readyz for at most a minute.
 func (r *replica) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(time.Minute)
 	client := &http.Client{Timeout: time.Second}
-	for time.Now().Before(deadline) {
-		select {
-		case <-r.done:
-			return fmt.Errorf("controller %d exited before it was ready; log: %s", r.index, r.logPath)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, false, func(ctx context.Context) (bool, error) {
+		if !r.running() {
+			return false, fmt.Errorf("controller %d exited before it was ready; log: %s", r.index, r.logPath)
 		}
-		resp, err := client.Get("http://" + r.probeAddr() + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.probeAddr()+"/readyz", nil)
+		if err != nil {
+			return false, err
 		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("controller %d was not ready within a minute; log: %s", r.index, r.logPath)
 	}
-	return fmt.Errorf("controller %d was not ready within a minute; log: %s", r.index, r.logPath)
+	return err
 }
 
 // running is true while the process exists (even SIGSTOPped).
