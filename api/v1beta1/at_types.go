@@ -197,6 +197,8 @@ type AtStatus struct {
 // +kubebuilder:printcolumn:name="Exit Code",type=integer,JSONPath=`.status.exitCode`,priority=1
 // +kubebuilder:printcolumn:name="Pod",type=string,JSONPath=`.status.podName`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:selectablefield:JSONPath=`.status.phase`
+// +kubebuilder:selectablefield:JSONPath=`.status.scheduledTime`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters: it is the value of the cnat.programming-kubernetes.info/at label on the At's Pods"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (self.spec.schedule == oldSelf.spec.schedule && has(self.spec.timeZone) == has(oldSelf.spec.timeZone) && (!has(self.spec.timeZone) || self.spec.timeZone == oldSelf.spec.timeZone))",message="spec.schedule and spec.timeZone cannot change once the At has fired",fieldPath=".spec.schedule",reason="FieldValueForbidden"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.attempts) || oldSelf.status.attempts == 0 || (has(self.spec.command) == has(oldSelf.spec.command) && (!has(self.spec.command) || self.spec.command == oldSelf.spec.command))",message="spec.command cannot change once the At has fired",fieldPath=".spec.command",reason="FieldValueForbidden"

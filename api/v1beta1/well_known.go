@@ -79,4 +79,11 @@ const (
 	// AnnotationScheduledTime is the instant the At was scheduled for, in
 	// RFC 3339.
 	AnnotationScheduledTime = "cnat.programming-kubernetes.info/scheduled-time"
+	// FieldScheduledTime and FieldPhase are the field selectors of
+	// status.scheduledTime (in RFC 3339, UTC, as the API server holds it)
+	// and status.phase, selectable fields of the CRD: `kubectl get ats
+	// --field-selector status.phase=Failed`. The controller lists the Ats due
+	// at one instant with the first.
+	FieldScheduledTime = "status.scheduledTime"
+	FieldPhase         = "status.phase"
 )

@@ -51,6 +51,9 @@ type AtReconciler struct {
 	// the index rather than by matching the label on every Pod of the
 	// namespace, which grows with the number of Ats.
 	podsIndexed bool
+
+	// dueReads confirms the first starts of Ats due together with one read.
+	dueReads dueReads
 }
 
 // podsByAt is the name of the cache index of Pods by the At label's value.
@@ -78,7 +81,7 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	if d.Confirm || d.ConfirmPods {
 		// The cache may lag behind the API server: read what the decision
 		// rests on afresh and decide again on that.
-		if at, err = r.readAt(ctx, r.APIReader, req.NamespacedName); err != nil {
+		if at, err = r.confirmAt(ctx, req.NamespacedName, at, d); err != nil {
 			return ctrl.Result{}, err
 		}
 		podsLive := d.ConfirmPods
@@ -146,6 +149,19 @@ func (r *AtReconciler) carryOut(ctx context.Context, at *cnatv1beta1.At, d lifec
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{RequeueAfter: max(d.Until.Sub(now), 0) + wakeUpPad}, nil
+}
+
+// confirmAt reads the At of a decision made on the cache from the API
+// server: a first start due at the instant the At's status records is
+// confirmed together with the other Ats due then (dueReads), anything else
+// with a GET.
+func (r *AtReconciler) confirmAt(ctx context.Context, key types.NamespacedName, cached *cnatv1beta1.At, d lifecycle.Decision) (*cnatv1beta1.At, error) {
+	get := func() (*cnatv1beta1.At, error) { return r.readAt(ctx, r.APIReader, key) }
+	if cached == nil || d.Action != lifecycle.CreatePod || d.Attempt != 1 || d.ConfirmPods ||
+		cached.Status.ScheduledTime == nil || !cached.Status.ScheduledTime.Time.Equal(d.ScheduledTime) {
+		return get()
+	}
+	return r.dueReads.confirm(ctx, r.APIReader, cached, d.ScheduledTime, get)
 }
 
 // readAt gets the At, nil if there is none, from the cache or from the API

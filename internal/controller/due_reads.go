@@ -1,0 +1,188 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// dueReads confirms the first start of Ats with reads from the API server,
+// reading the Ats of one namespace due at one instant together when more
+// than one is being confirmed at once.
+//
+// A start is confirmed by a read of the At made after its scheduled time:
+// the At runs as it stood then, whatever the cache still shows. One GET per
+// start makes every start of a burst two round trips, so when a second
+// start due at the same instant in the same namespace is confirmed while
+// the first still is, the Ats due then are read with one consistent LIST
+// (field selector status.scheduledTime, served by the API server's watch
+// cache), and every start of the burst is confirmed from it. The LIST is
+// made after the instant, so it confirms as a GET then would. An At the
+// LIST does not return, or returns as another incarnation (UID) or another
+// spec (generation) than the cache shows, is read with its own GET: the
+// cache has seen a change since, or the status the LIST selects on is not
+// written yet. Whatever the LIST cannot settle, a GET does.
+//
+// The zero value is ready to use.
+type dueReads struct {
+	mu       sync.Mutex
+	instants map[dueInstant]*dueConfirmations
+}
+
+// dueInstant is what one LIST covers: the Ats of a namespace due at one
+// instant.
+type dueInstant struct {
+	namespace string
+	due       time.Time
+}
+
+// dueConfirmations are the confirmations of one instant.
+type dueConfirmations struct {
+	// busy counts those under way.
+	busy int
+	// list is the LIST of the instant, started by the second confirmation
+	// that overlapped another. It serves the rest of the burst: the
+	// confirmations of a burst come one after another, each between two Pod
+	// creates, so there are moments when none is under way.
+	list *dueList
+}
+
+// keepDueList is how long a LIST of an instant serves its burst. Ats due
+// at once are started within a minute even by the thousand; a later
+// confirmation reads afresh.
+const keepDueList = time.Minute
+
+// dueList is one LIST of the Ats due at an instant.
+type dueList struct {
+	started time.Time
+	done    chan struct{} // closed when the LIST returned
+	err     error
+
+	mu  sync.Mutex
+	ats map[types.NamespacedName]*cnatv1beta1.At // each taken once
+}
+
+// confirm returns the At of cached's name as the API server holds it after
+// due, the instant cached's first start is due at (its
+// status.scheduledTime): from the instant's LIST if it settles it, else
+// from get, the At's own read.
+func (c *dueReads) confirm(ctx context.Context, reader client.Reader, cached *cnatv1beta1.At, due time.Time, get func() (*cnatv1beta1.At, error)) (*cnatv1beta1.At, error) {
+	key := dueInstant{namespace: cached.Namespace, due: due.UTC()}
+	list, start := c.begin(key)
+	defer c.end(key)
+	if list != nil {
+		if start {
+			list.read(ctx, reader, key)
+		}
+		select {
+		case <-list.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if at := list.take(cached); at != nil {
+			return at, nil
+		}
+	}
+	return get()
+}
+
+// begin registers a confirmation of the instant and returns its LIST, if
+// there is one, and whether the caller is to make it.
+func (c *dueReads) begin(key dueInstant) (list *dueList, start bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	if c.instants == nil {
+		c.instants = map[dueInstant]*dueConfirmations{}
+	}
+	for k, in := range c.instants {
+		if in.busy == 0 && in.list != nil && now.Sub(in.list.started) > keepDueList {
+			delete(c.instants, k)
+		}
+	}
+	in := c.instants[key]
+	if in == nil {
+		in = &dueConfirmations{}
+		c.instants[key] = in
+	}
+	in.busy++
+	if in.list == nil && in.busy > 1 {
+		in.list = &dueList{started: now, done: make(chan struct{})}
+		start = true
+	}
+	return in.list, start
+}
+
+// end unregisters a confirmation. An instant without a LIST goes with its
+// last confirmation; one with a LIST stays for keepDueList, or until its
+// last listed At is taken.
+func (c *dueReads) end(key dueInstant) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	in := c.instants[key]
+	if in == nil {
+		return
+	}
+	if in.busy--; in.busy == 0 && (in.list == nil || in.list.drained()) {
+		delete(c.instants, key)
+	}
+}
+
+// read lists the Ats of the namespace whose status.scheduledTime is the
+// instant, from the API server, and releases those waiting for it. A
+// failed LIST (an API server without CRD field selectors refuses it as a
+// bad request) leaves each to its own GET.
+func (l *dueList) read(ctx context.Context, reader client.Reader, key dueInstant) {
+	defer close(l.done)
+	var ats cnatv1beta1.AtList
+	err := reader.List(ctx, &ats, client.InNamespace(key.namespace),
+		client.MatchingFields{cnatv1beta1.FieldScheduledTime: key.due.Format(time.RFC3339)})
+	if err != nil {
+		l.err = fmt.Errorf("listing the Ats due at %s: %w", key.due.Format(time.RFC3339), err)
+		ctrl.LoggerFrom(ctx).V(1).Info("Confirming each start with its own read", "reason", l.err.Error())
+		return
+	}
+	l.ats = make(map[types.NamespacedName]*cnatv1beta1.At, len(ats.Items))
+	for i := range ats.Items {
+		l.ats[client.ObjectKeyFromObject(&ats.Items[i])] = &ats.Items[i]
+	}
+}
+
+// drained says whether the LIST returned and every At it listed was taken.
+// A failed LIST is kept as long as a served one, so that an API server
+// that refuses it is not asked again by each confirmation of the burst.
+func (l *dueList) drained() bool {
+	select {
+	case <-l.done:
+	default:
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err == nil && len(l.ats) == 0
+}
+
+// take returns the listed At of cached's name if it is the incarnation and
+// spec the cache shows, and forgets it: a start is confirmed once, and a
+// second look at the same At reads it afresh.
+func (l *dueList) take(cached *cnatv1beta1.At) *cnatv1beta1.At {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return nil
+	}
+	key := client.ObjectKeyFromObject(cached)
+	at := l.ats[key]
+	delete(l.ats, key)
+	if at == nil || at.UID != cached.UID || at.Generation != cached.Generation {
+		return nil
+	}
+	return at
+}
