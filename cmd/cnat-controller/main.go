@@ -44,6 +44,7 @@ type options struct {
 	metricsAddr             string
 	metricsSecure           bool
 	probeAddr               string
+	pprofAddr               string
 	enableHTTP2             bool
 	leaderElect             bool
 	leaderElectionNamespace string
@@ -61,6 +62,7 @@ func parseFlags() options {
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint; \"0\" turns it off.")
 	flag.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS, to callers the API server authenticates and authorizes (get on /metrics).")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints.")
+	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "Address of Go's /debug/pprof endpoints, unauthenticated: for profiling on a trusted host, such as 127.0.0.1:8082 (\"0\": off).")
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false, "Allow HTTP/2 on the metrics and webhook servers (off: it has been the vector of several denial-of-service CVEs).")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader among replicas, so only one acts at a time.")
 	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the controller runs in).")
@@ -145,6 +147,7 @@ func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              "cnat.programming-kubernetes.info",
 		LeaderElectionNamespace:       o.leaderElectionNamespace,
