@@ -2,6 +2,7 @@ package controller
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -10,17 +11,40 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// CacheOptions limits the manager's Pod cache to the Pods cnat created (they
-// carry the At label), so the controller's memory follows the number of
-// Ats, not the number of Pods in the cluster, and keeps them without their
-// managed fields, which nothing of the controller reads (the Ats keep
-// theirs: the status writer reads what its field manager owns).
+// CacheOptions keeps in the manager's cache only what the controller reads,
+// so that its memory follows the number of Ats, and as little of each as
+// it can.
+//
+// Pods: only those cnat created (they carry the At label), without their
+// managed fields, which nothing of the controller reads. Ats: all of them,
+// with only the status field manager's managed fields (the status writer
+// compares its apply with what that manager owns) and without kubectl's
+// last-applied-configuration annotation; nothing reads the rest, and a
+// pending At is then about a fifth smaller.
 func CacheOptions() cache.Options {
 	ownedByCnat, err := labels.NewRequirement(cnatv1beta1.LabelAt, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid label key
 	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: labels.NewSelector().Add(*ownedByCnat), Transform: cache.TransformStripManagedFields()},
+		&corev1.Pod{}:     {Label: labels.NewSelector().Add(*ownedByCnat), Transform: cache.TransformStripManagedFields()},
+		&cnatv1beta1.At{}: {Transform: trimAt},
 	}}
+}
+
+// trimAt drops from a cached At what the controller never reads.
+func trimAt(obj any) (any, error) {
+	at, ok := obj.(*cnatv1beta1.At)
+	if !ok {
+		return obj, nil
+	}
+	var own []metav1.ManagedFieldsEntry
+	for _, entry := range at.ManagedFields {
+		if entry.Manager == cnatv1beta1.StatusFieldManager {
+			own = append(own, entry)
+		}
+	}
+	at.ManagedFields = own
+	delete(at.Annotations, corev1.LastAppliedConfigAnnotation)
+	return at, nil
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,11 +25,14 @@ import (
 // the first still is, the Ats due then are read with one consistent LIST
 // (field selector status.scheduledTime, served by the API server's watch
 // cache), and every start of the burst is confirmed from it. The LIST is
-// made after the instant, so it confirms as a GET then would. An At the
-// LIST does not return, or returns as another incarnation (UID) or another
-// spec (generation) than the cache shows, is read with its own GET: the
-// cache has seen a change since, or the status the LIST selects on is not
-// written yet. Whatever the LIST cannot settle, a GET does.
+// made after the instant, so it confirms as a GET then would. It asks for
+// metadata only: an At it returns with the UID and resourceVersion the
+// cache shows is, spec and status, the At the cache shows, and the
+// decision made on the cache stands. An At it does not return (its status
+// does not name the instant yet), or returns in another version (changed
+// since the cache saw it, or changed since the LIST, which the cache saw),
+// is read with its own GET, as is every At if the LIST fails (an API server
+// without CRD field selectors refuses it).
 //
 // The zero value is ready to use.
 type dueReads struct {
@@ -66,13 +70,20 @@ type dueList struct {
 	err     error
 
 	mu  sync.Mutex
-	ats map[types.NamespacedName]*cnatv1beta1.At // each taken once
+	ats map[types.NamespacedName]listedAt // each taken once
+}
+
+// listedAt is what the LIST says of an At: which incarnation, in which
+// version.
+type listedAt struct {
+	uid             types.UID
+	resourceVersion string
 }
 
 // confirm returns the At of cached's name as the API server holds it after
 // due, the instant cached's first start is due at (its
-// status.scheduledTime): from the instant's LIST if it settles it, else
-// from get, the At's own read.
+// status.scheduledTime): cached itself if the instant's LIST shows it
+// unchanged, else what get, the At's own read, returns.
 func (c *dueReads) confirm(ctx context.Context, reader client.Reader, cached *cnatv1beta1.At, due time.Time, get func() (*cnatv1beta1.At, error)) (*cnatv1beta1.At, error) {
 	key := dueInstant{namespace: cached.Namespace, due: due.UTC()}
 	list, start := c.begin(key)
@@ -86,8 +97,8 @@ func (c *dueReads) confirm(ctx context.Context, reader client.Reader, cached *cn
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if at := list.take(cached); at != nil {
-			return at, nil
+		if list.take(cached) {
+			return cached, nil
 		}
 	}
 	return get()
@@ -135,13 +146,13 @@ func (c *dueReads) end(key dueInstant) {
 	}
 }
 
-// read lists the Ats of the namespace whose status.scheduledTime is the
-// instant, from the API server, and releases those waiting for it. A
-// failed LIST (an API server without CRD field selectors refuses it as a
-// bad request) leaves each to its own GET.
+// read lists the metadata of the Ats of the namespace whose
+// status.scheduledTime is the instant, from the API server, and releases
+// those waiting for it.
 func (l *dueList) read(ctx context.Context, reader client.Reader, key dueInstant) {
 	defer close(l.done)
-	var ats cnatv1beta1.AtList
+	var ats metav1.PartialObjectMetadataList
+	ats.SetGroupVersionKind(cnatv1beta1.GroupVersion.WithKind("AtList"))
 	err := reader.List(ctx, &ats, client.InNamespace(key.namespace),
 		client.MatchingFields{cnatv1beta1.FieldScheduledTime: key.due.Format(time.RFC3339)})
 	if err != nil {
@@ -149,9 +160,9 @@ func (l *dueList) read(ctx context.Context, reader client.Reader, key dueInstant
 		ctrl.LoggerFrom(ctx).V(1).Info("Confirming each start with its own read", "reason", l.err.Error())
 		return
 	}
-	l.ats = make(map[types.NamespacedName]*cnatv1beta1.At, len(ats.Items))
-	for i := range ats.Items {
-		l.ats[client.ObjectKeyFromObject(&ats.Items[i])] = &ats.Items[i]
+	l.ats = make(map[types.NamespacedName]listedAt, len(ats.Items))
+	for _, at := range ats.Items {
+		l.ats[types.NamespacedName{Namespace: at.Namespace, Name: at.Name}] = listedAt{uid: at.UID, resourceVersion: at.ResourceVersion}
 	}
 }
 
@@ -169,20 +180,17 @@ func (l *dueList) drained() bool {
 	return l.err == nil && len(l.ats) == 0
 }
 
-// take returns the listed At of cached's name if it is the incarnation and
-// spec the cache shows, and forgets it: a start is confirmed once, and a
-// second look at the same At reads it afresh.
-func (l *dueList) take(cached *cnatv1beta1.At) *cnatv1beta1.At {
+// take says whether the LIST returned cached's At as the very version the
+// cache shows, and forgets it: a start is confirmed once, and a second look
+// at the same At reads it afresh.
+func (l *dueList) take(cached *cnatv1beta1.At) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
-		return nil
+		return false
 	}
 	key := client.ObjectKeyFromObject(cached)
-	at := l.ats[key]
+	at, ok := l.ats[key]
 	delete(l.ats, key)
-	if at == nil || at.UID != cached.UID || at.Generation != cached.Generation {
-		return nil
-	}
-	return at
+	return ok && at.uid == cached.UID && at.resourceVersion == cached.ResourceVersion
 }

@@ -87,7 +87,7 @@ func TestAtsDueTogetherAreConfirmedWithOneRead(t *testing.T) {
 			return c.Get(ctx, key, obj, opts...)
 		},
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-			if _, ok := list.(*cnatv1beta1.AtList); ok {
+			if isAtList(list) {
 				lists.Add(1)
 				listed.Do(func() { close(listing) })
 			}
@@ -116,7 +116,7 @@ func staleClient(snapshot map[types.NamespacedName]*cnatv1beta1.At) client.WithW
 			return c.Get(ctx, key, obj, opts...)
 		},
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-			if _, ok := list.(*cnatv1beta1.AtList); ok {
+			if isAtList(list) {
 				return errors.New("a cache lists no Ats by field")
 			}
 			return c.List(ctx, list, opts...)
@@ -129,16 +129,23 @@ func staleClient(snapshot map[types.NamespacedName]*cnatv1beta1.At) client.WithW
 func earlyLister(snapshot map[types.NamespacedName]*cnatv1beta1.At) client.WithWatch {
 	return interceptor.NewClient(apiClient, interceptor.Funcs{
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-			ats, ok := list.(*cnatv1beta1.AtList)
-			if !ok {
+			if !isAtList(list) {
 				return c.List(ctx, list, opts...)
 			}
+			ats := list.(*metav1.PartialObjectMetadataList)
 			for _, at := range snapshot {
-				ats.Items = append(ats.Items, *at.DeepCopy())
+				ats.Items = append(ats.Items, metav1.PartialObjectMetadata{ObjectMeta: *at.ObjectMeta.DeepCopy()})
 			}
 			return nil
 		},
 	})
+}
+
+// isAtList says whether list is the metadata-only list of Ats that the
+// burst's LIST asks for.
+func isAtList(list client.ObjectList) bool {
+	meta, ok := list.(*metav1.PartialObjectMetadataList)
+	return ok && meta.GroupVersionKind() == cnatv1beta1.GroupVersion.WithKind("AtList")
 }
 
 // TestBurstStartsOnlyWhatTheAPIServerHolds: Ats due together are changed

@@ -53,7 +53,12 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	h.g.Expect(apiClient.Create(h.ctx, foreign)).To(Succeed())
 
 	scheduled := time.Now().Add(3 * time.Second).Truncate(time.Second)
-	h.createAt("soon", cnatv1beta1.AtSpec{Schedule: schedule(scheduled), Command: "echo soon"})
+	h.g.Expect(apiClient.Create(h.ctx, &cnatv1beta1.At{
+		ObjectMeta: metav1.ObjectMeta{Name: "soon", Namespace: h.ns, Annotations: map[string]string{
+			corev1.LastAppliedConfigAnnotation: `{"spec":{"command":"echo soon"}}`, // as kubectl apply writes it
+		}},
+		Spec: cnatv1beta1.AtSpec{Schedule: schedule(scheduled), Command: "echo soon"},
+	})).To(Succeed())
 
 	phase := func(g Gomega) cnatv1beta1.Phase { return h.atWith(g, "soon").Status.Phase }
 	pods := func(g Gomega) []corev1.Pod { return h.podsWith(g, "soon") }
@@ -72,6 +77,20 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	var cached corev1.PodList
 	h.g.Expect(mgr.GetCache().List(h.ctx, &cached, client.InNamespace(h.ns))).To(Succeed())
 	h.g.Expect(cached.Items).To(ConsistOf(HaveField("Name", pod.Name)), "only cnat's Pods are cached")
+
+	// The cache keeps of an At only what the controller reads, and that is
+	// enough to reconcile a settled At without changing it.
+	var cachedAt cnatv1beta1.At
+	h.g.Eventually(func(g Gomega) cnatv1beta1.Phase {
+		g.Expect(mgr.GetCache().Get(h.ctx, client.ObjectKey{Namespace: h.ns, Name: "soon"}, &cachedAt)).To(Succeed())
+		return cachedAt.Status.Phase
+	}).Should(Equal(cnatv1beta1.PhaseSucceeded))
+	h.g.Expect(cachedAt.ManagedFields).To(HaveExactElements(HaveField("Manager", cnatv1beta1.StatusFieldManager)))
+	h.g.Expect(cachedAt.Annotations).NotTo(HaveKey(corev1.LastAppliedConfigAnnotation))
+	settled := h.at("soon").ResourceVersion
+	_, err = r.Reconcile(h.ctx, ctrl.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "soon"}})
+	h.g.Expect(err).NotTo(HaveOccurred())
+	h.g.Expect(h.at("soon").ResourceVersion).To(Equal(settled), "a settled At stays as it is")
 
 	var events eventsv1.EventList
 	h.g.Eventually(func(g Gomega) []string {
