@@ -190,7 +190,6 @@ func hostileInputs() []inputCase {
 			"metadata": map[string]any{"labels": map[string]any{"app": strings.Repeat("v", 64)}},
 			"spec":     map[string]any{"containers": []any{map[string]any{"name": "main"}}},
 		}), wantField: "spec.template.metadata.labels", wantText: "63"},
-		inputCase{class: "template", name: "300 KB env value", edit: template(container(map[string]any{"env": []any{map[string]any{"name": "BIG", "value": strings.Repeat("x", 300*1024)}}})), accept: true},
 		tmpl("RuntimeClass name with a slash", map[string]any{"runtimeClassName": "../x", "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.runtimeClassName", "RFC 1123"),
 		tmpl("PriorityClass name with a slash", map[string]any{"priorityClassName": "a/b", "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.priorityClassName", "RFC 1123"),
 		tmpl("two volumes of one name", map[string]any{"volumes": []any{map[string]any{"name": "v", "emptyDir": map[string]any{}}, map[string]any{"name": "v", "emptyDir": map[string]any{}}}, "containers": []any{map[string]any{"name": "main"}}}, "spec.template.spec.volumes[1]", "Duplicate"),
@@ -199,7 +198,96 @@ func hostileInputs() []inputCase {
 		inputCase{class: "template", name: "a valid template", edit: template(container(nil)), accept: true},
 	)...)
 
+	// What the kernel passes to a container's process: every argument and
+	// environment string at most 131071 bytes (MaxCommandBytes), all of
+	// them together at most 1 MiB (MaxExecBytes). The figures are written
+	// out, so that a changed constant fails here.
+	const maxArg, maxExec = 131071, 1 << 20
+	c := containerSpec // a container of the template, with fields
+	env := func(name string, n int) map[string]any {
+		return map[string]any{"env": []any{map[string]any{"name": name, "value": strings.Repeat("x", n)}}}
+	}
+	exec := func(name string, edit func(map[string]any), wantField, wantText string) inputCase {
+		return inputCase{class: "exec", name: name, edit: edit, wantField: wantField, wantText: wantText}
+	}
+	atLimit := func(name string, edit func(map[string]any)) inputCase {
+		return inputCase{class: "exec", name: name, edit: edit, accept: true}
+	}
+	shEcho := []string{"/bin/sh", "-c", "echo"}     // spec.command echo, as the first container runs it
+	longCommand := strings.Repeat("😀", 32767) + "€" // 131071 bytes in the 32768 characters the schema allows
+	add(inBothVersions(
+		exec("300 KB env value", template(container(env("BIG", 300*1024))),
+			"spec.template.spec.containers[0].env[0].value", "must be at most 131067 bytes in UTF-8 (131071 with \"BIG=\""),
+		exec("env string NAME=value of 131072 bytes", template(container(env("V", maxArg-1))),
+			"spec.template.spec.containers[0].env[0].value", "must be at most 131069 bytes in UTF-8 (131071 with \"V=\""),
+		atLimit("env string NAME=value of 131071 bytes", template(container(env("V", maxArg-2)))),
+		exec("template argument of 131072 bytes", withoutCommand(template(container(map[string]any{"args": []any{strings.Repeat("a", maxArg+1)}}))),
+			"spec.template.spec.containers[0].args[0]", "must be at most 131071 bytes in UTF-8 (the kernel's limit for one argument"),
+		atLimit("template argument of 131071 bytes", withoutCommand(template(container(map[string]any{"args": []any{strings.Repeat("a", maxArg)}})))),
+		exec("template command of 131072 bytes", withoutCommand(template(container(map[string]any{"command": []any{"/bin/sh", "-c", strings.Repeat("c", maxArg+1)}}))),
+			"spec.template.spec.containers[0].command[2]", "not 131072"),
+		exec("init container env value of 300 KB", template(map[string]any{
+			"initContainers": []any{c("init", env("INIT", 300*1024))},
+			"containers":     []any{c("main", nil)},
+		}), "spec.template.spec.initContainers[0].env[0].value", "must be at most 131066 bytes"),
+		exec("second container argument of 131072 bytes", template(map[string]any{
+			"containers": []any{c("main", nil), c("side", map[string]any{"args": []any{strings.Repeat("s", maxArg+1)}})},
+		}), "spec.template.spec.containers[1].args[0]", "not 131072"),
+		exec("environment one byte past 1 MiB in all", template(container(map[string]any{"env": execEnv(maxExec+1, shEcho...)})),
+			"spec.template.spec.containers[0]", "must be at most 1048576 bytes together"),
+		atLimit("environment of 1 MiB in all", template(container(map[string]any{"env": execEnv(maxExec, shEcho...)}))),
+		// The environment fits beside the template's own (empty) command,
+		// not beside spec.command at its limit, which the container runs.
+		exec("spec.command at its limit with an environment that fits only without it", all(
+			set("spec.command", longCommand),
+			template(container(map[string]any{"env": execEnv(maxExec+1, "/bin/sh", "-c", longCommand)})),
+		), "spec.template.spec.containers[0]", "not 1048577"),
+	)...)
+
 	return cases
+}
+
+// containerSpec is a container of the template named name, with fields.
+func containerSpec(name string, fields map[string]any) map[string]any {
+	c := map[string]any{"name": name, "image": "alpine:3.20"}
+	for k, v := range fields {
+		c[k] = v
+	}
+	return c
+}
+
+// withoutCommand removes spec.command after edit, so that the template's
+// first container runs its own command and args.
+func withoutCommand(edit func(map[string]any)) func(map[string]any) {
+	return func(obj map[string]any) {
+		edit(obj)
+		delete(obj["spec"].(map[string]any), "command")
+	}
+}
+
+// execEnv is an env that brings what a container's process receives, with
+// argv, to total bytes: each argument and each NAME=value string counts its
+// bytes, its NUL and an 8-byte pointer (MaxExecBytes). Every string stays
+// within 131071 bytes.
+func execEnv(total int, argv ...string) []any {
+	rest := total
+	for _, arg := range argv {
+		rest -= len(arg) + 1 + 8
+	}
+	// Names V0…V9: each variable costs its value and 12 bytes (name, "=",
+	// NUL, pointer), its value at most 131071-3.
+	const overhead, most = 12, 131071 - 3
+	n := (rest + most + overhead - 1) / (most + overhead)
+	values := rest - n*overhead
+	var env []any
+	for i := range n {
+		size := values / n
+		if i == 0 {
+			size += values % n
+		}
+		env = append(env, map[string]any{"name": fmt.Sprintf("V%d", i), "value": strings.Repeat("e", size)})
+	}
+	return env
 }
 
 func newAtObject(namespace, name string, v1alpha1 bool) *unstructured.Unstructured {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -17,13 +18,33 @@ import (
 
 // MaxCommandBytes is the longest spec.command the kernel passes to a
 // program: one argument of execve may be at most MAX_ARG_STRLEN (131072)
-// bytes including its terminating NUL. The CRD's schema says the same.
+// bytes including its terminating NUL. The CRD's schema says the same. The
+// same limit holds for every other string execve passes: each argument of
+// a container's command and args, and each environment string NAME=value.
 const MaxCommandBytes = 131071
+
+// MaxExecBytes is the most one container's process may receive in all: its
+// argument and environment strings, each with its terminating NUL and the
+// 8-byte pointer to it. The kernel's own limit is ARG_MAX, a quarter of the
+// stack rlimit (at most 6 MiB): 2 MiB with the usual 8 MiB stack. cnat
+// takes half of that, because what the container receives is more than the
+// template says: the image's ENV, HOSTNAME, the KUBERNETES_SERVICE_*
+// variables and, with enableServiceLinks, seven more for every Service in
+// the namespace, all of which count against the same limit, and a node may
+// run its containers with a smaller stack rlimit (down to 4 MiB this still
+// fits). At 1 MiB a spec.command at its own limit, 131071 bytes, leaves room
+// for seven more strings as long.
+const MaxExecBytes = 1 << 20
+
+// pointerBytes is what each argument or environment string costs beyond
+// its bytes and its NUL: the pointer to it in argv or envp (64-bit).
+const pointerBytes = 8
 
 // validateLimits refuses what would be stored but could never run, or would
 // not do what its writer meant: a command with a NUL or longer than the
 // kernel takes, a NUL anywhere in the template (no container runtime passes
-// one on), a service account name the API server can never accept, and the
+// one on), a container whose arguments or environment the kernel would not
+// pass to its process (execStrings), a service account name the API server can never accept, and the
 // annotation in which the v1alpha1 form of an At once carried its template.
 func validateLimits(at *cnatv1beta1.At) field.ErrorList {
 	var errs field.ErrorList
@@ -52,6 +73,8 @@ func validateLimits(at *cnatv1beta1.At) field.ErrorList {
 		}
 	}
 	podSpec := template.Child("spec")
+	errs = append(errs, execStrings(podSpec.Child("initContainers"), t.Spec.InitContainers, "")...)
+	errs = append(errs, execStrings(podSpec.Child("containers"), t.Spec.Containers, at.Spec.Command)...)
 	// The Pod's admission plugins look these objects up before the Pod's
 	// own validation runs, and answer an impossible name with Forbidden
 	// (which the dry run only warns about) or an internal error.
@@ -66,6 +89,56 @@ func validateLimits(at *cnatv1beta1.At) field.ErrorList {
 		}
 		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(ref.value, false) {
 			errs = append(errs, field.Invalid(podSpec.Child(ref.name), ref.value, "must be the name of a "+ref.kind+": "+msg))
+		}
+	}
+	return errs
+}
+
+// execStrings refuses, in each of containers, a string longer than the
+// kernel passes to a program (MaxCommandBytes) among its command, its args
+// and its environment strings NAME=value, and a container whose process
+// would receive more than MaxExecBytes in all. command is the At's
+// spec.command: the first container runs it as /bin/sh -c command instead
+// of its own command and args (apply.RenderPod). Only what the template
+// says is counted: an image's entrypoint, the value of a valueFrom and the
+// variables the kubelet adds are not known here (MaxExecBytes leaves room
+// for them), nor is what a $(VAR) reference expands to.
+func execStrings(path *field.Path, containers []corev1.Container, command string) field.ErrorList {
+	var errs field.ErrorList
+	oneString := func(path *field.Path, n int) {
+		if n > MaxCommandBytes {
+			errs = append(errs, tooLong(path, fmt.Sprintf("must be at most %d bytes in UTF-8 (the kernel's limit for one argument, 128 KiB with its terminating NUL), not %d", MaxCommandBytes, n)))
+		}
+	}
+	for i := range containers {
+		c := &containers[i]
+		cPath := path.Index(i)
+		for j, arg := range c.Command {
+			oneString(cPath.Child("command").Index(j), len(arg))
+		}
+		for j, arg := range c.Args {
+			oneString(cPath.Child("args").Index(j), len(arg))
+		}
+		argv := slices.Concat(c.Command, c.Args)
+		if i == 0 && command != "" {
+			argv = []string{"/bin/sh", "-c", command}
+		}
+		total := 0
+		for _, arg := range argv {
+			total += len(arg) + 1 + pointerBytes
+		}
+		for j, env := range c.Env {
+			// The process receives NAME=value as one string.
+			envPath := cPath.Child("env").Index(j)
+			if limit := MaxCommandBytes - len(env.Name) - 1; limit < 0 {
+				errs = append(errs, tooLong(envPath.Child("name"), fmt.Sprintf("must be at most %d bytes in UTF-8 (with \"=\", the kernel's limit for one environment string, 128 KiB with its terminating NUL), not %d", MaxCommandBytes-1, len(env.Name))))
+			} else if len(env.Value) > limit {
+				errs = append(errs, tooLong(envPath.Child("value"), fmt.Sprintf("must be at most %d bytes in UTF-8 (%d with %q: the kernel's limit for one environment string, 128 KiB with its terminating NUL), not %d", limit, MaxCommandBytes, env.Name+"=", len(env.Value))))
+			}
+			total += len(env.Name) + 1 + len(env.Value) + 1 + pointerBytes
+		}
+		if total > MaxExecBytes {
+			errs = append(errs, tooLong(cPath, fmt.Sprintf("the command, arguments and environment its process receives must be at most %d bytes together (each string with its NUL and an 8-byte pointer; half of the kernel's 2 MiB default for all of them, the rest left to what the image and the kubelet add), not %d", MaxExecBytes, total)))
 		}
 	}
 	return errs
