@@ -161,6 +161,23 @@ type AtStatus struct {
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
 
+	// UnstartedAttempts is how many of the attempts before the latest were
+	// interrupted before their command started (their Pod evicted,
+	// preempted, or taken off its node before it ran). They do not count
+	// against backoffLimit: nothing ran.
+	//
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	UnstartedAttempts int32 `json:"unstartedAttempts,omitempty"`
+
+	// RetryTime is when the next attempt starts, once the latest attempt
+	// failed and backoffLimit allows another: when the controller saw the
+	// failure, plus the backoff, both on the controller's clock (a node's
+	// clock never moves it).
+	//
+	// +optional
+	RetryTime *metav1.Time `json:"retryTime,omitempty"`
+
 	// ExitCode is the exit code of the command in the latest finished
 	// attempt.
 	//

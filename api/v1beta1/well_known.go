@@ -36,7 +36,23 @@ const (
 	ReasonPodDeleted           = "PodDeleted"
 	ReasonMissed               = "Missed"
 	ReasonInvalidSpec          = "InvalidSpec"
-	ReasonPodForbidden         = "PodForbidden"
+	// ReasonPodForbidden: something other than the Pod's own fields refused
+	// to let it be created (a quota, a ValidatingAdmissionPolicy, an
+	// admission webhook, Pod Security admission). Retried with a bounded
+	// backoff: these change without the At changing.
+	ReasonPodForbidden = "PodForbidden"
+	// ReasonPodCreateFailed: the API server could not create the Pod (an
+	// error of its own, a webhook it could not call, a timeout). Retried
+	// with a bounded backoff.
+	ReasonPodCreateFailed = "PodCreateFailed"
+	// ReasonPodStopping: the attempt's Pod is being deleted or was disrupted
+	// (evicted, preempted, its node lost) but its node has not said that the
+	// command stopped. Nothing runs again until it has.
+	ReasonPodStopping = "PodStopping"
+	// ReasonDisrupted: the attempt's command was interrupted by a disruption
+	// (the Pod's DisruptionTarget condition: eviction, preemption, a taint,
+	// its node's loss) and no retry is left.
+	ReasonDisrupted = "Disrupted"
 	// ReasonPodNameTaken: a Pod that is not this At's has the name of the
 	// Pod the At would create; it is never adopted or changed.
 	ReasonPodNameTaken = "PodNameTaken"
@@ -49,7 +65,7 @@ const (
 // writer's fields separately, so the controller's Pods, the controller's
 // status writes and cnatctl's applies never take fields from one another.
 const (
-	// FieldManager owns the Pods the controller applies.
+	// FieldManager owns the Pods the controller creates.
 	FieldManager = "cnat-controller"
 	// StatusFieldManager owns the status of At objects.
 	StatusFieldManager = "cnat-controller-status"

@@ -134,6 +134,10 @@ func (in *AtStatus) DeepCopyInto(out *AtStatus) {
 		in, out := &in.CompletionTime, &out.CompletionTime
 		*out = (*in).DeepCopy()
 	}
+	if in.RetryTime != nil {
+		in, out := &in.RetryTime, &out.RetryTime
+		*out = (*in).DeepCopy()
+	}
 	if in.ExitCode != nil {
 		in, out := &in.ExitCode, &out.ExitCode
 		*out = new(int32)

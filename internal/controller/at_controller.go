@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -221,18 +223,20 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 		message := fmt.Sprintf("Pod %s exists but is not this At's (its controller is %s); cnat never adopts or changes it: delete it to let the At run",
 			pod.Name, controllerOf(existing))
 		return lifecycle.NotCreated(at, d, now, cnatv1beta1.ReasonPodNameTaken, message), fmt.Errorf("creating Pod %s: %w", pod.Name, err)
-	case apierrors.IsInvalid(err):
-		// The template makes a Pod the API server rejects: trying again
-		// cannot help until the spec changes.
-		err = fmt.Errorf("creating Pod %s: %w", pod.Name, err)
-		return lifecycle.NotCreated(at, d, now, cnatv1beta1.ReasonInvalidSpec, err.Error()), reconcile.TerminalError(err)
-	case apierrors.IsForbidden(err):
-		// A quota or a policy refused the Pod. They may change, so the error
-		// is returned and retried with backoff.
-		err = fmt.Errorf("creating Pod %s: %w", pod.Name, err)
-		return lifecycle.NotCreated(at, d, now, cnatv1beta1.ReasonPodForbidden, err.Error()), err
 	default:
-		return nil, fmt.Errorf("creating Pod %s: %w", pod.Name, err)
+		err = fmt.Errorf("creating Pod %s: %w", pod.Name, err)
+		judged := judgeRefusal(err)
+		status := lifecycle.NotCreated(at, d, now, judged.reason, err.Error())
+		if judged.terminal {
+			// The API server refuses the Pod's own fields, which the spec
+			// determines: trying again cannot help until the spec changes.
+			return status, reconcile.TerminalError(err)
+		}
+		// A policy, a quota, a webhook or the server itself: they change
+		// without the At changing, so the error is returned and retried
+		// with the controller's bounded backoff (maxRetryDelay), until the
+		// At's starting deadline makes it Missed.
+		return status, err
 	}
 }
 
@@ -274,9 +278,26 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cnatv1beta1.At{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(atOfPod)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: retryLimiter()}).
 		Named("at").
 		Complete(r)
+}
+
+// maxRetryDelay bounds the backoff after an error: a Pod refused by a
+// quota, a policy or a webhook that is down is tried again at least this
+// often, so that the At starts within this long of the refusal being lifted
+// (nothing else wakes it: a quota raised or a policy deleted is not an event
+// on the At or its Pods).
+const maxRetryDelay = 30 * time.Second
+
+// retryLimiter is controller-runtime's default rate limiter (per-item
+// exponential backoff from 5 ms, and an overall 10 qps with bursts of 100)
+// with the per-item backoff capped at maxRetryDelay instead of 1000 s.
+func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxRetryDelay),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
 }
 
 // atOfPod maps a Pod to the At whose name it carries.

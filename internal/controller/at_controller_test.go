@@ -254,10 +254,20 @@ func TestPodDeletedWhileRunning(t *testing.T) {
 	h.runPod(h.podName("victim", 1))
 	h.reconcile("victim")
 
-	h.g.Expect(apiClient.Delete(h.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: h.podName("victim", 1), Namespace: h.ns}})).To(Succeed())
+	name := h.podName("victim", 1)
+	h.g.Expect(apiClient.Delete(h.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: h.ns}})).To(Succeed())
 	h.reconcile("victim")
-
 	at := h.at("victim")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseRunning), "its node has not reported that the command stopped")
+	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonPodStopping))
+	h.g.Expect(at.Status.Message).To(ContainSubstring("node-1"))
+
+	// The kubelet stops it; a command that exits 0 on SIGTERM is still a
+	// run that was interrupted.
+	h.finishPod(name, 0)
+	h.reconcile("victim")
+	h.removeStoppedPod(name)
+	at = h.at("victim")
 	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseFailed))
 	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonPodDeleted))
 	h.g.Expect(condition(at, cnatv1beta1.ConditionFailed).Reason).To(Equal(cnatv1beta1.ReasonPodDeleted))

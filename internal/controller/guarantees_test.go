@@ -128,6 +128,7 @@ func TestDeletedPodKilledIsNotRetried(t *testing.T) {
 	h.g.Expect(apiClient.Status().Update(h.ctx, pod)).To(Succeed())
 
 	h.reconcile("killed")
+	h.removeStoppedPod(name)
 	h.clock.Step(time.Hour)
 	h.reconcile("killed")
 	at := h.at("killed")

@@ -228,22 +228,45 @@ func histogramCount(g Gomega, h prometheus.Histogram) uint64 {
 	return m.GetHistogram().GetSampleCount()
 }
 
-// finishPod plays the kubelet: the Pod's command ran and exited with code.
+// finishPod plays the scheduler and the kubelet: the Pod is on a node, its
+// command ran and exited with code.
 func (h *harness) finishPod(podName string, code int32) {
 	h.t.Helper()
-	pod := &corev1.Pod{}
-	h.g.Expect(apiClient.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: podName}, pod)).To(Succeed())
+	pod := h.bindPod(podName)
 	pod.Status = testenv.TerminatedStatus(pod, code, h.clock.Now())
 	h.g.Expect(apiClient.Status().Update(h.ctx, pod)).To(Succeed())
 }
 
-// runPod plays the kubelet: the Pod's container started.
+// runPod plays the scheduler and the kubelet: the Pod is on a node and its
+// container started.
 func (h *harness) runPod(podName string) {
 	h.t.Helper()
-	pod := &corev1.Pod{}
-	h.g.Expect(apiClient.Get(h.ctx, types.NamespacedName{Namespace: h.ns, Name: podName}, pod)).To(Succeed())
+	pod := h.bindPod(podName)
 	pod.Status = testenv.RunningStatus(pod, h.clock.Now())
 	h.g.Expect(apiClient.Status().Update(h.ctx, pod)).To(Succeed())
+}
+
+// bindPod plays the scheduler: the Pod is bound to a node, unless it is
+// already. The API server then deletes it with a grace period while it
+// has not finished, as it does a Pod a kubelet runs.
+func (h *harness) bindPod(podName string) *corev1.Pod {
+	h.t.Helper()
+	pod := h.pod(podName)
+	if pod.Spec.NodeName == "" {
+		binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: podName}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}
+		h.g.Expect(apiClient.SubResource("binding").Create(h.ctx, pod, binding)).To(Succeed())
+		pod = h.pod(podName)
+	}
+	return pod
+}
+
+// removeStoppedPod plays the kubelet once a deleted Pod's containers have
+// stopped: it deletes the Pod for good (grace period 0), which the API
+// server does once the Pod has no finalizer left.
+func (h *harness) removeStoppedPod(name string) {
+	h.t.Helper()
+	err := apiClient.Delete(h.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: h.ns}}, client.GracePeriodSeconds(0))
+	h.g.Expect(client.IgnoreNotFound(err)).To(Succeed())
 }
 
 // events drains the Events recorded so far, as "Type Reason Note" strings.

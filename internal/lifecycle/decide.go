@@ -226,15 +226,24 @@ func (w world) start(d *Decision, now time.Time, attempt int32) {
 	d.Confirm = true
 	d.Status.Attempts = attempt
 	d.Status.PodName = apply.PodName(w.at, attempt)
+	d.Status.RetryTime = nil
 	if d.Status.StartTime == nil {
 		d.Status.StartTime = timestamp(now)
 	}
-	setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, w.runningMessage(attempt))
+	setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, w.runningMessage(attempt, d.Status.UnstartedAttempts))
 }
 
 // follow decides for an At whose latest attempt has a Pod: report it while it
 // waits or runs, record how it ended, retry it after its backoff.
 func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod) {
+	// The retry time recorded belongs to the attempt the status recorded;
+	// a later attempt has none until it fails.
+	recordedRetry := d.Status.RetryTime
+	if d.Status.Attempts != latest {
+		recordedRetry = nil
+	}
+	d.Status.RetryTime = nil
+	d.Status.UnstartedAttempts = w.unstartedBefore(latest)
 	d.Status.Attempts = latest
 	d.Status.PodName = pod.Name
 	if d.Status.StartTime == nil {
@@ -255,7 +264,7 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 	result := readPod(pod)
 	switch result.state {
 	case podWaiting:
-		reason, message := cnatv1beta1.ReasonRunning, w.runningMessage(latest)
+		reason, message := cnatv1beta1.ReasonRunning, w.runningMessage(latest, d.Status.UnstartedAttempts)
 		if result.reason != "" {
 			reason = cnatv1beta1.ReasonPodPending
 			message = fmt.Sprintf("Pod %s of attempt %d is not running: %s", pod.Name, latest, result.reason)
@@ -265,7 +274,15 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 		}
 		setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, reason, message)
 	case podRunning:
-		setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, w.runningMessage(latest))
+		setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, w.runningMessage(latest, d.Status.UnstartedAttempts))
+	case podStopping:
+		why := "is being deleted"
+		if result.reason != "" {
+			why = "was disrupted (" + result.reason + ")"
+		}
+		setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonPodStopping, fmt.Sprintf(
+			"Pod %s of attempt %d %s, but node %s has not reported that it stopped: its command may still run, and nothing runs again until it has",
+			pod.Name, latest, why, pod.Spec.NodeName))
 	case podSucceeded:
 		message := "The command exited 0"
 		if result.message != "" {
@@ -275,34 +292,71 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 	case podDeleted:
 		w.finish(d, now, cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonPodDeleted,
 			fmt.Sprintf("Pod %s was deleted before it finished; it is not run again", pod.Name), result)
-	case podFailed:
-		w.failed(d, now, latest, pod, result)
+	case podDisrupted, podFailed:
+		w.failed(d, now, latest, pod, result, recordedRetry)
 	}
 }
 
-// failed decides for an attempt that failed: retry it after its backoff if
-// the backoff limit allows, hold the retry while the At is suspended, fail
-// the At otherwise.
-func (w world) failed(d *Decision, now time.Time, attempt int32, pod *corev1.Pod, result podResult) {
+// unstartedBefore counts the attempts before latest that were disrupted
+// before their command started. The status counts them up to the attempt it
+// records; the Pods of the attempts since (kept by their tracking finalizer
+// until a status that records a later attempt is written) add theirs.
+func (w world) unstartedBefore(latest int32) int32 {
+	n := w.at.Status.UnstartedAttempts
+	for attempt := max(w.at.Status.Attempts, 1); attempt < latest; attempt++ {
+		if p := w.mine[attempt]; p != nil && readPod(p).unstarted() {
+			n++
+		}
+	}
+	return n
+}
+
+// unstarted reports whether the Pod was disrupted before its command could
+// start: its attempt does not count against backoffLimit.
+func (r podResult) unstarted() bool {
+	return r.state == podDisrupted && !r.started
+}
+
+// failed decides for an attempt that failed or was disrupted: retry it after
+// its backoff if the backoff limit allows (an attempt disrupted before its
+// command started does not count), hold the retry while the At is
+// suspended, fail the At otherwise. The backoff counts from the moment the
+// controller saw the failure (recorded as status.retryTime), on its own
+// clock: the Pod's times are its node's.
+func (w world) failed(d *Decision, now time.Time, attempt int32, pod *corev1.Pod, result podResult, recordedRetry *metav1.Time) {
 	failure := describeFailure(pod.Name, result)
 	limit := ptr.Deref(w.at.Spec.BackoffLimit, 0)
-	if attempt > limit {
+	failures := attempt - d.Status.UnstartedAttempts
+	if result.unstarted() {
+		failures--
+		failure += "; its command had not started, so the attempt does not count against backoffLimit"
+	}
+	if failures > limit {
 		reason := cnatv1beta1.ReasonError
 		switch {
+		case result.state == podDisrupted:
+			reason = cnatv1beta1.ReasonDisrupted
 		case result.reason == cnatv1beta1.ReasonDeadlineExceeded:
 			reason = cnatv1beta1.ReasonDeadlineExceeded
 		case limit > 0:
 			reason = cnatv1beta1.ReasonBackoffLimitExceeded
-			failure = fmt.Sprintf("%s; no retry left after %d attempts", failure, attempt)
+		}
+		if limit > 0 {
+			failure = fmt.Sprintf("%s; no retry left after %d failed attempts", failure, failures)
 		}
 		w.finish(d, now, cnatv1beta1.PhaseFailed, reason, failure, result)
 		return
 	}
 	d.Status.ExitCode = result.exitCode
 	// The failed Pod keeps its finalizer until the next attempt's Pod
-	// exists: its finishing time is what the backoff counts from.
-	retryAt := result.finishedAt.Add(scheduler.RetryDelay(attempt))
-	next := fmt.Sprintf("attempt %d of %d", attempt+1, limit+1)
+	// exists: until then it is what tells this attempt failed.
+	retryAt := now.Add(scheduler.RetryDelay(max(failures, 1)))
+	if recordedRetry != nil {
+		retryAt = recordedRetry.Time
+	}
+	d.Status.RetryTime = timestamp(retryAt)
+	retryAt = d.Status.RetryTime.Time
+	next := fmt.Sprintf("attempt %d", attempt+1)
 	switch {
 	case ptr.Deref(w.at.Spec.Suspend, false):
 		setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonSuspended,
@@ -316,16 +370,15 @@ func (w world) failed(d *Decision, now time.Time, attempt int32, pod *corev1.Pod
 	}
 }
 
-// finish records a terminal phase, then finished decides what follows.
+// finish records a terminal phase, then finished decides what follows. The
+// completion time is the controller's clock when it saw the end, the clock
+// the TTL is counted on.
 func (w world) finish(d *Decision, now time.Time, phase cnatv1beta1.Phase, reason, message string, result podResult) {
 	if result.exitCode != nil {
 		d.Status.ExitCode = result.exitCode
 	}
-	completion := now
-	if !result.finishedAt.IsZero() {
-		completion = result.finishedAt
-	}
-	d.Status.CompletionTime = timestamp(completion)
+	d.Status.RetryTime = nil
+	d.Status.CompletionTime = timestamp(now)
 	setPhase(d.Status, w.at, now, phase, reason, message)
 	w.finished(d, now)
 }
@@ -359,8 +412,10 @@ func (w world) finished(d *Decision, now time.Time) {
 	d.Action = DeleteAt
 }
 
-func (w world) runningMessage(attempt int32) string {
-	return fmt.Sprintf("Pod %s runs attempt %d of %d", apply.PodName(w.at, attempt), attempt, ptr.Deref(w.at.Spec.BackoffLimit, 0)+1)
+// runningMessage says which attempt runs, out of how many backoffLimit
+// allows (attempts disrupted before they started add to those).
+func (w world) runningMessage(attempt, unstarted int32) string {
+	return fmt.Sprintf("Pod %s runs attempt %d of %d", apply.PodName(w.at, attempt), attempt, ptr.Deref(w.at.Spec.BackoffLimit, 0)+1+unstarted)
 }
 
 // trackedPods are the pods that carry the tracking finalizer.

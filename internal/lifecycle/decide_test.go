@@ -66,14 +66,52 @@ func exited(code int32, at time.Time) func(*corev1.Pod) {
 		if code != 0 {
 			phase = corev1.PodFailed
 		}
-		p.Status = corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
+		p.Status = corev1.PodStatus{Phase: phase, Conditions: p.Status.Conditions, ContainerStatuses: []corev1.ContainerStatus{{
 			Name:  p.Spec.Containers[0].Name,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.NewTime(at)}},
 		}}}
 	}
 }
 
-func running(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning }
+func running(p *corev1.Pod) {
+	p.Spec.NodeName = "node"
+	p.Status.Phase = corev1.PodRunning
+}
+
+// exitedOnNode is exited with the Pod on a node, whose clock may be off.
+func exitedOnNode(code int32, at time.Time) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		exited(code, at)(p)
+		p.Spec.NodeName = "node"
+		p.Status.ContainerStatuses[0].State.Terminated.StartedAt = metav1.NewTime(at.Add(-time.Second))
+	}
+}
+
+// disrupted adds the DisruptionTarget condition with reason.
+func disrupted(reason string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason})
+	}
+}
+
+// stoppedBeforeItRan is the kubelet's last word on a Pod it stopped before
+// any container started.
+func stoppedBeforeItRan(p *corev1.Pod) {
+	p.Spec.NodeName = "node"
+	p.Status.Phase = corev1.PodFailed
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name:  p.Spec.Containers[0].Name,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "ContainerStatusUnknown"}},
+	}}
+}
+
+func retryRecorded(at time.Time) func(*cnatv1beta1.At) {
+	return func(a *cnatv1beta1.At) { a.Status.RetryTime = ptr.To(metav1.NewTime(at)) }
+}
+
+func unstartedRecorded(n int32) func(*cnatv1beta1.At) {
+	return func(a *cnatv1beta1.At) { a.Status.UnstartedAttempts = n }
+}
 
 // deletedAt deletes the Pod at the time as the API server would: at once
 // (grace period 0) when it is finished, else with 30 seconds of grace.
@@ -97,16 +135,19 @@ type outcome struct {
 	Phase    cnatv1beta1.Phase
 	Reason   string
 	Attempts int32
-	ExitCode *int32
-	Until    time.Time
-	Confirm  bool
-	Release  []string
+	// Unstarted is status.unstartedAttempts.
+	Unstarted int32
+	ExitCode  *int32
+	Until     time.Time
+	Confirm   bool
+	Release   []string
 }
 
 func outcomeOf(d lifecycle.Decision) outcome {
 	o := outcome{Action: d.Action, Attempt: d.Attempt, Until: d.Until, Confirm: d.Confirm}
 	if d.Status != nil {
 		o.Phase, o.Reason, o.Attempts, o.ExitCode = d.Status.Phase, d.Status.Reason, d.Status.Attempts, d.Status.ExitCode
+		o.Unstarted = d.Status.UnstartedAttempts
 	}
 	for _, p := range d.Release {
 		o.Release = append(o.Release, p.Name)
@@ -185,7 +226,7 @@ func TestDecide(t *testing.T) {
 				return []corev1.Pod{podOf(g, at, 1, t0, exited(1, t0.Add(time.Second)), deletedAt(t0.Add(time.Second)))}
 			},
 			now:  t0.Add(2 * time.Second),
-			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(11 * time.Second)},
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(12 * time.Second)},
 		},
 		{
 			name: "a Pod that failed, then was deleted by a janitor, is retried after its backoff",
@@ -194,21 +235,179 @@ func TestDecide(t *testing.T) {
 				return []corev1.Pod{podOf(g, at, 1, t0, exited(1, t0.Add(time.Second)), deletedAt(t0.Add(5*time.Second)))}
 			},
 			now:  t0.Add(6 * time.Second),
-			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(11 * time.Second)},
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(16 * time.Second)},
 		},
 		{
-			name: "failed without any container finishing: the retry counts from the Pod, not from now",
+			name: "failed without any container finishing: the retry counts from when the controller saw it, on its clock",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
 			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0, failedAlone)} },
 			now:  t0.Add(9 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, Until: t0.Add(19 * time.Second)},
+		},
+		{
+			name: "the retry time recorded in the status is kept, not pushed back on every look",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1), retryRecorded(t0.Add(10*time.Second))),
+			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0, failedAlone)} },
+			now:  t0.Add(5 * time.Second),
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, Until: t0.Add(10 * time.Second)},
 		},
 		{
-			name: "failed without any container finishing, looked at later: same retry time",
-			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
+			name: "the recorded retry time has come: the next attempt starts",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1), retryRecorded(t0.Add(10*time.Second))),
 			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0, failedAlone)} },
 			now:  t0.Add(10 * time.Second),
 			want: outcome{Action: lifecycle.CreatePod, Attempt: 2, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 2, Confirm: true},
+		},
+		{
+			name: "deleted while it ran, then exited 0 on SIGTERM: interrupted, never Succeeded",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exitedOnNode(0, t0.Add(time.Minute+time.Second)))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](0), Release: []string{name1}},
+		},
+		{
+			name: "being deleted on its node, not stopped yet: nothing is decided while the command may run",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)))}
+			},
+			now:  t0.Add(time.Hour),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonPodStopping, Attempts: 1},
+		},
+		{
+			name: "evicted from a lost node, still Running as far as the API server knows: nothing is decided",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, disrupted("DeletionByTaintManager"), deletedAt(t0.Add(time.Minute)))}
+			},
+			now:  t0.Add(time.Hour),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonPodStopping, Attempts: 1},
+		},
+		{
+			name: "evicted before its command started: retried without counting against backoffLimit 0",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, disrupted("EvictionByEvictionAPI"), func(p *corev1.Pod) { p.Spec.NodeName = "node" },
+					deletedAt(t0.Add(time.Second)), stoppedBeforeItRan)}
+			},
+			now:  t0.Add(2 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](137), Until: t0.Add(12 * time.Second)},
+		},
+		{
+			name: "preempted before it was scheduled: retried without counting",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), retryRecorded(t0.Add(12*time.Second))),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, disrupted("PreemptionByScheduler"), deletedAt(t0.Add(time.Second)))}
+			},
+			now:  t0.Add(12 * time.Second),
+			want: outcome{Action: lifecycle.CreatePod, Attempt: 2, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 2, Confirm: true},
+		},
+		{
+			name: "the retry of an attempt that never started runs: the status counts the unstarted attempt, its Pod may go",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{
+					podOf(g, at, 1, t0, disrupted("PreemptionByScheduler"), deletedAt(t0.Add(time.Second))),
+					podOf(g, at, 2, t0.Add(12*time.Second), running),
+				}
+			},
+			now:  t0.Add(13 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 2, Unstarted: 1, Release: []string{name1}},
+		},
+		{
+			name: "after one unstarted attempt, the second attempt's failure is the first that counts: Failed with backoffLimit 0",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 2), unstartedRecorded(1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 2, t0.Add(12*time.Second), exitedOnNode(1, t0.Add(20*time.Second)))}
+			},
+			now:  t0.Add(21 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonError, Attempts: 2, Unstarted: 1, ExitCode: ptr.To[int32](1), Release: []string{name2}},
+		},
+		{
+			name: "evicted after its command started, no retry left: Disrupted",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, disrupted("EvictionByEvictionAPI"), deletedAt(t0.Add(time.Minute)), exitedOnNode(143, t0.Add(time.Minute)))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonDisrupted, Attempts: 1, ExitCode: ptr.To[int32](143), Release: []string{name1}},
+		},
+		{
+			name: "drained after its command started, a retry left: retried as a failure",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, disrupted("EvictionByEvictionAPI"), deletedAt(t0.Add(time.Minute)), exitedOnNode(0, t0.Add(time.Minute)))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](0), Until: t0.Add(2*time.Minute + 10*time.Second)},
+		},
+		{
+			name: "evicted by its kubelet (node pressure) with exit 0: never Succeeded",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, exitedOnNode(0, t0.Add(time.Minute)), disrupted("TerminationByKubelet"))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonDisrupted, Attempts: 1, ExitCode: ptr.To[int32](0), Release: []string{name1}},
+		},
+		{
+			name: "its node deleted, PodGC marked it Failed: the command may have run, so it counts",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, func(p *corev1.Pod) {
+					p.Spec.NodeName = "gone"
+					p.Status.Phase = corev1.PodFailed
+				}, disrupted("DeletionByPodGC"), deletedAt(t0.Add(time.Minute)))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonDisrupted, Attempts: 1, Release: []string{name1}},
+		},
+		{
+			name: "deleted by a user, its node deleted since: the deletion is reported, not run again",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }, disrupted("DeletionByPodGC"))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, Release: []string{name1}},
+		},
+		{
+			name: "node clock an hour ahead: the retry still comes after the backoff, on the controller's clock",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, exitedOnNode(1, t0.Add(time.Hour)))}
+			},
+			now:  t0.Add(5 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(15 * time.Second)},
+		},
+		{
+			name: "node clock an hour behind: the retry does not come at once",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, exitedOnNode(1, t0.Add(-time.Hour)))}
+			},
+			now:  t0.Add(5 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(15 * time.Second)},
+		},
+		{
+			name: "node clock an hour ahead: a janitor's deletion of a Pod that had failed keeps its retry",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, exitedOnNode(1, t0.Add(time.Hour)), deletedAt(t0.Add(3*time.Second)))}
+			},
+			now:  t0.Add(5 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(15 * time.Second)},
+		},
+		{
+			name: "node clock an hour behind: a Pod deleted while it ran and killed is not run again",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(3*time.Second)), exitedOnNode(137, t0.Add(-time.Hour)))}
+			},
+			now:  t0.Add(5 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
 		},
 		{
 			name: "suspended between retries: the retry waits for the resume",
@@ -398,6 +597,10 @@ func TestEvents(t *testing.T) {
 		{"not running", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonPodPending, 1), []string{"Warning PodPending"}},
 		{"succeeded", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, 1), []string{"Normal Succeeded"}},
 		{"failed", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonError, 1), []string{"Warning Failed"}},
+		{"refused at its first look: the refusal, not Scheduled", st("", "", 0), st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonPodForbidden, 0), []string{"Warning PodForbidden"}},
+		{"refused again: announced once", st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonPodForbidden, 0), st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonPodForbidden, 0), nil},
+		{"server error after a refusal", st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonPodForbidden, 0), st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonPodCreateFailed, 0), []string{"Warning PodCreateFailed"}},
+		{"being stopped", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonPodStopping, 1), []string{"Warning PodStopping"}},
 		{"missed", st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, 0), st(cnatv1beta1.PhaseMissed, cnatv1beta1.ReasonMissed, 0), []string{"Warning Missed"}},
 		{"finished twice is announced once", st(cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, 1), st(cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, 1), nil},
 	}

@@ -26,7 +26,11 @@ import (
 // stored), never from what the controller believes:
 //
 //   - never two Pods for one attempt of one At incarnation;
-//   - never more attempts than backoffLimit+1 allowed;
+//   - never a new attempt while an earlier one's Pod may still run;
+//   - never more attempts than backoffLimit+1 allowed, not counting those
+//     disrupted before their command started;
+//   - never Succeeded unless a Pod of the At's own exited 0 on its own,
+//     neither deleted nor disrupted while it ran;
 //   - a terminal phase never changes;
 //   - a Pod leaves the API server only once the status of its At records
 //     its attempt's outcome, or once its At is gone;
@@ -63,6 +67,12 @@ type modelWorld struct {
 	// killed is, by incarnation, the first attempt whose Pod was deleted by
 	// someone before it finished: no later attempt may start.
 	killed map[types.UID]int32
+	// unstarted are, by incarnation, the attempts whose Pod was disrupted
+	// before its command started: they do not count against backoffLimit.
+	unstarted map[types.UID]map[int32]bool
+	// clean are, by incarnation, the attempts whose command exited 0 on its
+	// own: neither deleted nor disrupted while it ran.
+	clean map[types.UID]map[int32]bool
 	// broken lists the invariants the controller broke while it wrote, for
 	// check to report with the history.
 	broken    []string
@@ -82,17 +92,19 @@ var modelStart = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 
 func newModelWorld(g Gomega, seed uint64) *modelWorld {
 	w := &modelWorld{
-		g:        g,
-		rnd:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		now:      modelStart,
-		pods:     map[string]*corev1.Pod{},
-		limits:   map[types.UID]int32{},
-		created:  map[types.UID]map[int32]int{},
-		terminal: map[types.UID]cnatv1beta1.Phase{},
-		gone:     map[types.UID]bool{},
-		killed:   map[types.UID]int32{},
-		opts:     apply.PodOptions{DefaultImage: "busybox"},
-		faults:   true,
+		g:         g,
+		rnd:       rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		now:       modelStart,
+		pods:      map[string]*corev1.Pod{},
+		limits:    map[types.UID]int32{},
+		created:   map[types.UID]map[int32]int{},
+		terminal:  map[types.UID]cnatv1beta1.Phase{},
+		gone:      map[types.UID]bool{},
+		killed:    map[types.UID]int32{},
+		unstarted: map[types.UID]map[int32]bool{},
+		clean:     map[types.UID]map[int32]bool{},
+		opts:      apply.PodOptions{DefaultImage: "busybox"},
+		faults:    true,
 	}
 	w.createAt()
 	w.refreshCache()
@@ -184,6 +196,12 @@ func (w *modelWorld) reconcile() {
 				// owner is gone; the model creates it with a deletion timestamp.
 				pod.DeletionTimestamp = ptr.To(metav1.NewTime(w.now))
 			}
+			for _, other := range w.pods {
+				if podIncarnation(other) == at.UID && mayRun(other) {
+					w.broken = append(w.broken, fmt.Sprintf("Pod %s of attempt %d created while Pod %s may still run",
+						pod.Name, d.Attempt, other.Name))
+				}
+			}
 			pod.CreationTimestamp = metav1.NewTime(w.now)
 			pod.UID = types.UID(fmt.Sprintf("pod-%d", w.creations))
 			w.creations++
@@ -241,6 +259,16 @@ func (w *modelWorld) checkRelease(pod *corev1.Pod) {
 	}
 }
 
+// hasDisruptionTarget reports whether the Pod has the DisruptionTarget condition.
+func hasDisruptionTarget(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			return true
+		}
+	}
+	return false
+}
+
 func podIncarnation(pod *corev1.Pod) types.UID {
 	if ref := metav1.GetControllerOf(pod); ref != nil {
 		return ref.UID
@@ -291,6 +319,36 @@ func (w *modelWorld) deletePod(p *corev1.Pod) {
 	p.DeletionGracePeriodSeconds = ptr.To(grace)
 }
 
+// mayRun reports whether a Pod's command may run now or later: it has not
+// finished, and it is not a deleted Pod no node will ever start.
+func mayRun(p *corev1.Pod) bool {
+	finished := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	return !finished && (p.DeletionTimestamp == nil || p.Spec.NodeName != "")
+}
+
+// mark records a fact about an attempt of an incarnation.
+func mark(m map[types.UID]map[int32]bool, p *corev1.Pod) {
+	uid := podIncarnation(p)
+	if m[uid] == nil {
+		m[uid] = map[int32]bool{}
+	}
+	m[uid][podAttempt(p)] = true
+}
+
+// disrupt plays an eviction, a preemption or a drain: the DisruptionTarget
+// condition, then a deletion. A Pod no node has started is marked as
+// disrupted before its command started.
+func (w *modelWorld) disrupt(p *corev1.Pod, reason string) {
+	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
+		return
+	}
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason})
+	if p.Status.Phase != corev1.PodRunning {
+		mark(w.unstarted, p)
+	}
+	w.deletePod(p)
+}
+
 // randomPod is one of the Pods, or nil.
 func (w *modelWorld) randomPod() *corev1.Pod {
 	if len(w.pods) == 0 {
@@ -332,6 +390,20 @@ func (w *modelWorld) step() string {
 			}
 			w.deletePod(p)
 			return "Pod deleted"
+		}
+	case n < 84:
+		if p := w.randomPod(); p != nil && p.UID != "foreign" {
+			w.disrupt(p, []string{"EvictionByEvictionAPI", "PreemptionByScheduler", "DeletionByTaintManager"}[w.rnd.IntN(3)])
+			return "Pod disrupted"
+		}
+	case n < 85:
+		// The node of a Pod being deleted is gone: PodGC marks the Pod
+		// Failed, whatever its kubelet last said.
+		if p := w.randomPod(); p != nil && p.UID != "foreign" && p.DeletionTimestamp != nil && p.Spec.NodeName != "" && mayRun(p) {
+			p.Status.Phase = corev1.PodFailed
+			p.Status.Conditions = append(slices.DeleteFunc(p.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == corev1.DisruptionTarget }),
+				corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "DeletionByPodGC"})
+			return "Pod's node deleted: PodGC marks it Failed"
 		}
 	case n < 86:
 		if w.at != nil {
@@ -386,12 +458,23 @@ func (w *modelWorld) kubelet() string {
 		}
 		p.Status = corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
 			Name:  p.Spec.Containers[0].Name,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: at}},
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, StartedAt: at, FinishedAt: at}},
 		}}}
 	}
 	switch p.Status.Phase {
 	case "", corev1.PodPending:
 		switch {
+		case p.DeletionTimestamp != nil && p.Spec.NodeName != "":
+			// Stopped before any container started: the kubelet's last word
+			// has no container that ever ran.
+			p.Status.Phase = corev1.PodFailed
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+				Name: p.Spec.Containers[0].Name,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					ExitCode: 137, Reason: "ContainerStatusUnknown", FinishedAt: at,
+				}},
+			}}
+			return "deleted Pod stopped before it ran"
 		case p.DeletionTimestamp != nil:
 			return "nothing"
 		case w.rnd.IntN(6) == 0:
@@ -406,14 +489,32 @@ func (w *modelWorld) kubelet() string {
 			return "Pod cannot pull its image"
 		}
 		p.Spec.NodeName = "node"
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning}
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: p.Status.Conditions}
 		return "Pod runs"
 	case corev1.PodRunning:
-		if p.DeletionTimestamp != nil {
+		conditions := p.Status.Conditions
+		switch {
+		case p.DeletionTimestamp != nil && w.rnd.IntN(2) == 0:
 			terminated(137)
+			p.Status.Conditions = conditions
 			return "deleted Pod killed"
+		case p.DeletionTimestamp != nil:
+			// A command that handles SIGTERM and exits 0: still interrupted.
+			terminated(0)
+			p.Status.Conditions = conditions
+			return "deleted Pod exited 0 on SIGTERM"
+		case w.rnd.IntN(8) == 0:
+			terminated(137)
+			p.Status.Reason = "Evicted"
+			p.Status.Conditions = append(conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "TerminationByKubelet"})
+			return "Pod evicted by the kubelet"
 		}
-		terminated(int32(w.rnd.IntN(2) * (1 + w.rnd.IntN(3))))
+		code := int32(w.rnd.IntN(2) * (1 + w.rnd.IntN(3)))
+		terminated(code)
+		p.Status.Conditions = conditions
+		if code == 0 && !hasDisruptionTarget(p) {
+			mark(w.clean, p)
+		}
 		return "Pod finished"
 	}
 	return "nothing"
@@ -428,16 +529,20 @@ func (w *modelWorld) check() []string {
 		broken = append(broken, fmt.Sprintf(format, args...))
 	}
 	for uid, attempts := range w.created {
+		counted := int32(0)
 		for attempt, n := range attempts {
 			if n > 1 {
 				fail("attempt %d of %s has %d Pods", attempt, uid, n)
 			}
-			if attempt > w.limits[uid]+1 {
-				fail("attempt %d of %s exceeds backoffLimit %d", attempt, uid, w.limits[uid])
+			if !w.unstarted[uid][attempt] {
+				counted++
 			}
 			if k := w.killed[uid]; k > 0 && attempt > k {
 				fail("attempt %d of %s started after the Pod of attempt %d was deleted before it finished", attempt, uid, k)
 			}
+		}
+		if counted > w.limits[uid]+1 {
+			fail("%d attempts of %s count against backoffLimit %d", counted, uid, w.limits[uid])
 		}
 	}
 	if w.at == nil {
@@ -453,8 +558,8 @@ func (w *modelWorld) check() []string {
 	if st.PodName != "" && !strings.HasPrefix(st.PodName, strings.TrimSuffix(apply.PodName(w.at, 0), "0")) {
 		fail("status reports Pod %s, not one of incarnation %s", st.PodName, uid)
 	}
-	if (st.Phase == cnatv1beta1.PhaseSucceeded) && w.created[uid][st.Attempts] == 0 {
-		fail("Succeeded though no Pod was created for attempt %d of %s", st.Attempts, uid)
+	if st.Phase == cnatv1beta1.PhaseSucceeded && !w.clean[uid][st.Attempts] {
+		fail("Succeeded though no Pod of attempt %d of %s exited 0 on its own", st.Attempts, uid)
 	}
 	for _, p := range w.pods {
 		if p.UID == "foreign" && (len(p.Finalizers) > 0 || len(p.OwnerReferences) > 0) {

@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"fmt"
 	"strconv"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -20,12 +19,21 @@ const (
 	podWaiting podState = iota
 	// podRunning: the command runs.
 	podRunning
-	// podSucceeded: the command exited 0.
+	// podStopping: the Pod is being deleted, or was disrupted, while a
+	// kubelet may still run its command: nothing is decided until its node
+	// says it stopped (or the Pod is gone).
+	podStopping
+	// podSucceeded: the command exited 0, and nothing interrupted it.
 	podSucceeded
 	// podFailed: the command, or the Pod, failed on its own.
 	podFailed
-	// podDeleted: the Pod was deleted before its command finished.
+	// podDeleted: the Pod was deleted before it finished, by a user or a
+	// janitor (no disruption condition): the At does not run it again.
 	podDeleted
+	// podDisrupted: the Pod was disrupted (its DisruptionTarget condition)
+	// before it finished: an eviction, a drain, a preemption, a taint, the
+	// loss of its node.
+	podDisrupted
 )
 
 // podResult is how a Pod stands, as the At reports it.
@@ -34,29 +42,37 @@ type podResult struct {
 	exitCode *int32
 	// reason is the Pod's or the container's reason, e.g. Error,
 	// DeadlineExceeded, OOMKilled, or, while waiting, Unschedulable or
-	// ErrImageNeverPull.
+	// ErrImageNeverPull; for a disrupted Pod, the DisruptionTarget
+	// condition's reason (EvictionByEvictionAPI, PreemptionByScheduler...).
 	reason  string
 	message string
-	// finishedAt is when the attempt ended, for a finished or deleted Pod:
-	// never the time the controller happened to look (see finishedTime).
-	finishedAt time.Time
+	// started is whether the command may have started. Only a Pod whose
+	// command certainly never started is retried without counting against
+	// backoffLimit.
+	started bool
 }
 
-// readPod reads where a Pod of cnat's stands.
+// readPod reads where a Pod of cnat's stands. It compares no timestamps:
+// the Pod's times come from its node's clock, its deletion's from the API
+// server's, and the two may differ by any amount. What it reads instead is
+// what the API server decided when the Pod was deleted, and the conditions
+// it and the kubelet set:
 //
-// A Pod with a deletion timestamp counts as deleted before it finished,
-// unless it succeeded (the command exited 0, whoever deleted it later) or it
-// had already failed when it was deleted, as when a janitor deletes finished
-// Pods. A Pod killed because it was deleted also ends Failed, and must not be
-// taken for a failure the At may retry. What tells them apart is the API
-// server's own rule: deleting a Pod that is already Failed or Succeeded (or
-// was never scheduled) is immediate, with a grace period of 0; deleting a
-// running Pod gives it its termination grace period. So a Failed Pod whose
-// deletion had a grace period failed while it was being deleted; one with a
-// grace period of 0 failed on its own if it finished no later than the
-// deletion (a forced deletion of a running Pod, also immediate, is killed
-// after it: timestamps have whole seconds, so one killed within the second
-// of its forced deletion is the one case read as its own failure).
+//   - The API server deletes a Pod that has finished (or was never
+//     scheduled) at once, with a grace period of 0, and gives a Pod that
+//     runs its termination grace period. So a Pod deleted with a grace
+//     period was running when it was deleted: whatever it exits with
+//     afterwards (a command may exit 0 on SIGTERM), it was interrupted, never
+//     Succeeded. A Pod deleted at once keeps its own outcome (a janitor
+//     deleting finished Pods; a forced deletion of a running Pod reads as
+//     its kill, a failure).
+//   - A Pod with the DisruptionTarget condition was disrupted (the API
+//     server's eviction, the scheduler's preemption, the taint manager,
+//     PodGC, the kubelet's own evictions): never Succeeded either.
+//   - An interrupted Pod that is still on a node and not yet Failed or
+//     Succeeded may still run its command (a node cut off from the API
+//     server keeps running it): podStopping, until its node reports it
+//     stopped or the Pod is gone.
 func readPod(pod *corev1.Pod) podResult {
 	r := podResult{state: podWaiting}
 	if term := commandTermination(pod); term != nil {
@@ -70,69 +86,81 @@ func readPod(pod *corev1.Pod) podResult {
 		r.reason = pod.Status.Reason
 		r.message = pod.Status.Message
 	}
-	switch pod.Status.Phase {
-	case corev1.PodSucceeded:
-		r.state = podSucceeded
-	case corev1.PodFailed:
-		r.state = podFailed
-	case corev1.PodRunning:
-		r.state = podRunning
+	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	disruption := disruptionTarget(pod)
+	deleted := pod.DeletionTimestamp != nil
+	deletedAtOnce := deleted && ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0
+	if disruption != nil && disruption.Reason == podGCReason && deleted && !deletedAtOnce {
+		// PodGC deletes at once; a Pod it found deleted with a grace period
+		// (its node gone since) was deleted by someone else first, and that
+		// deletion is what the At reports.
+		disruption = nil
+	}
+	switch {
+	case (!deleted || deletedAtOnce && terminal) && disruption == nil:
+		// Not interrupted: its phase is its outcome.
+		switch pod.Status.Phase {
+		case corev1.PodSucceeded:
+			r.state = podSucceeded
+		case corev1.PodFailed:
+			r.state = podFailed
+		case corev1.PodRunning:
+			r.state = podRunning
+		default:
+			r.reason, r.message = waitingReason(pod)
+		}
+	case !terminal && pod.Spec.NodeName != "":
+		r.state = podStopping
+		if disruption != nil {
+			r.reason, r.message = disruption.Reason, disruption.Message
+		}
+	case disruption != nil:
+		r.state = podDisrupted
+		r.reason, r.message = disruption.Reason, disruption.Message
 	default:
-		r.reason, r.message = waitingReason(pod)
-	}
-	if r.state == podSucceeded || r.state == podFailed {
-		r.finishedAt = finishedTime(pod)
-	}
-	if pod.DeletionTimestamp != nil && r.state != podSucceeded && !failedBeforeDeletion(pod, r) {
 		r.state = podDeleted
-		r.finishedAt = deletionRequested(pod)
 	}
+	r.started = mayHaveStarted(pod, disruption)
 	return r
 }
 
-// failedBeforeDeletion reports whether a deleted Pod had already failed when
-// its deletion was asked for (see readPod).
-func failedBeforeDeletion(pod *corev1.Pod, r podResult) bool {
-	immediate := ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0
-	return r.state == podFailed && immediate && !r.finishedAt.After(pod.DeletionTimestamp.Time)
+// podGCReason is the DisruptionTarget reason of PodGC, which marks Failed
+// the Pods of a node that is gone: their kubelet never had the last word.
+const podGCReason = "DeletionByPodGC"
+
+// disruptionTarget is the Pod's DisruptionTarget condition, if it is True.
+func disruptionTarget(pod *corev1.Pod) *corev1.PodCondition {
+	for i, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
-// deletionRequested is when the Pod's deletion was asked for: its deletion
-// timestamp is that moment plus the grace period.
-func deletionRequested(pod *corev1.Pod) time.Time {
-	grace := time.Duration(ptr.Deref(pod.DeletionGracePeriodSeconds, 0)) * time.Second
-	return pod.DeletionTimestamp.Add(-grace)
-}
-
-// finishedTime is when a finished Pod finished, read from the Pod alone, so
-// that every reconcile reads the same instant: the latest finishedAt of its
-// containers; else when it stopped being Ready; else its deletion timestamp;
-// else its creation. The Job controller reads it the same way: a Pod that
-// failed without a container finishing (rejected by the kubelet's admission,
-// ContainerStatusUnknown, a deadline during the image pull, PodGC) still has
-// one, fixed finishing time, and the retry after it is not pushed back on
-// every look.
-func finishedTime(pod *corev1.Pod) time.Time {
-	var latest time.Time
+// mayHaveStarted reports whether the Pod's command (or anything of its
+// template: an init container) may have started. It says no only when that
+// is certain: the Pod was never scheduled, or its kubelet reported it
+// finished with no container ever started. A Pod that PodGC marked Failed
+// (its node is gone) is not certain: its kubelet never had the last word.
+func mayHaveStarted(pod *corev1.Pod, disruption *corev1.PodCondition) bool {
+	if pod.Spec.NodeName == "" {
+		return false
+	}
+	if pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodSucceeded {
+		return true
+	}
 	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for _, cs := range statuses {
-			if t := cs.State.Terminated; t != nil && t.FinishedAt.After(latest) {
-				latest = t.FinishedAt.Time
+			for _, state := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
+				if state.Running != nil || state.Terminated != nil && !state.Terminated.StartedAt.IsZero() {
+					return true
+				}
 			}
 		}
 	}
-	if !latest.IsZero() {
-		return latest
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionFalse && !c.LastTransitionTime.IsZero() {
-			return c.LastTransitionTime.Time
-		}
-	}
-	if pod.DeletionTimestamp != nil {
-		return pod.DeletionTimestamp.Time
-	}
-	return pod.CreationTimestamp.Time
+	byKubelet := pod.Status.Phase == corev1.PodFailed && (disruption == nil || disruption.Reason != podGCReason)
+	return !byKubelet
 }
 
 // commandTermination is the terminated state that decides the Pod's

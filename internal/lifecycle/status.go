@@ -31,7 +31,7 @@ func Conditions(phase cnatv1beta1.Phase, reason string) map[string]metav1.Condit
 		switch reason {
 		case cnatv1beta1.ReasonInvalidSpec:
 			return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: no, cnatv1beta1.ConditionStalled: yes}
-		case cnatv1beta1.ReasonPodForbidden, cnatv1beta1.ReasonPodNameTaken:
+		case cnatv1beta1.ReasonPodForbidden, cnatv1beta1.ReasonPodCreateFailed, cnatv1beta1.ReasonPodNameTaken:
 			return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: no, cnatv1beta1.ConditionReconciling: yes}
 		}
 		return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: yes}
@@ -118,6 +118,10 @@ func Events(before, after *cnatv1beta1.AtStatus) []Event {
 		if before.Reason != after.Reason || before.Message != after.Message {
 			add(corev1.EventTypeWarning, after.Reason)
 		}
+	case newReason && refused(after.Reason):
+		// Also on the first look: a Pod refused at its time is what the
+		// user must hear, not that the At is scheduled.
+		add(corev1.EventTypeWarning, after.Reason)
 	case after.Phase == cnatv1beta1.PhasePending && before.Phase == "":
 		add(corev1.EventTypeNormal, cnatv1beta1.ReasonScheduled)
 	case after.Phase == cnatv1beta1.PhaseRunning && before.Attempts != after.Attempts:
@@ -126,16 +130,21 @@ func Events(before, after *cnatv1beta1.AtStatus) []Event {
 			add(corev1.EventTypeWarning, after.Reason)
 		}
 	case newReason && (after.Reason == cnatv1beta1.ReasonRetrying || after.Reason == cnatv1beta1.ReasonPodPending ||
-		after.Reason == cnatv1beta1.ReasonPodForbidden || after.Reason == cnatv1beta1.ReasonPodNameTaken):
+		after.Reason == cnatv1beta1.ReasonPodStopping):
 		add(corev1.EventTypeWarning, after.Reason)
 	}
 	return events
 }
 
+// refused reports whether reason says the At's Pod could not be created.
+func refused(reason string) bool {
+	return reason == cnatv1beta1.ReasonPodForbidden || reason == cnatv1beta1.ReasonPodCreateFailed || reason == cnatv1beta1.ReasonPodNameTaken
+}
+
 // NotCreated is the status of an At whose Pod the API server refused to
-// create, for reason (PodForbidden, PodNameTaken, InvalidSpec): the status
-// the At had, with the refusal as its reason and message. The attempt
-// counts as not started.
+// create, for reason (PodForbidden, PodCreateFailed, PodNameTaken,
+// InvalidSpec): the status the At had, with the refusal as its reason and
+// message. The attempt counts as not started.
 func NotCreated(at *cnatv1beta1.At, d Decision, now time.Time, reason, message string) *cnatv1beta1.AtStatus {
 	st := at.Status.DeepCopy()
 	st.ObservedGeneration = at.Generation

@@ -107,12 +107,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: reason
       type:
         scalar: string
+    - name: retryTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
     - name: scheduledTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
     - name: startTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: unstartedAttempts
+      type:
+        scalar: numeric
 - name: com.github.programming-kubernetes.cnat.api.v1beta1.Phase
   scalar: string
 - name: io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource

@@ -28,6 +28,16 @@ type AtStatusApplyConfiguration struct {
 	PodName *string `json:"podName,omitempty"`
 	// Attempts is how many Pods were started for this At.
 	Attempts *int32 `json:"attempts,omitempty"`
+	// UnstartedAttempts is how many of the attempts before the latest were
+	// interrupted before their command started (their Pod evicted,
+	// preempted, or taken off its node before it ran). They do not count
+	// against backoffLimit: nothing ran.
+	UnstartedAttempts *int32 `json:"unstartedAttempts,omitempty"`
+	// RetryTime is when the next attempt starts, once the latest attempt
+	// failed and backoffLimit allows another: when the controller saw the
+	// failure, plus the backoff, both on the controller's clock (a node's
+	// clock never moves it).
+	RetryTime *v1.Time `json:"retryTime,omitempty"`
 	// ExitCode is the exit code of the command in the latest finished
 	// attempt.
 	ExitCode *int32 `json:"exitCode,omitempty"`
@@ -101,6 +111,22 @@ func (b *AtStatusApplyConfiguration) WithPodName(value string) *AtStatusApplyCon
 // If called multiple times, the Attempts field is set to the value of the last call.
 func (b *AtStatusApplyConfiguration) WithAttempts(value int32) *AtStatusApplyConfiguration {
 	b.Attempts = &value
+	return b
+}
+
+// WithUnstartedAttempts sets the UnstartedAttempts field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UnstartedAttempts field is set to the value of the last call.
+func (b *AtStatusApplyConfiguration) WithUnstartedAttempts(value int32) *AtStatusApplyConfiguration {
+	b.UnstartedAttempts = &value
+	return b
+}
+
+// WithRetryTime sets the RetryTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RetryTime field is set to the value of the last call.
+func (b *AtStatusApplyConfiguration) WithRetryTime(value v1.Time) *AtStatusApplyConfiguration {
+	b.RetryTime = &value
 	return b
 }
 
