@@ -51,14 +51,24 @@ func TestImmutableOnceItsPodExists(t *testing.T) {
 	pod, err := apply.NewPod(at, 1, time.Now(), apply.PodOptions{DefaultImage: "busybox:1.37"})
 	g.Expect(err).NotTo(HaveOccurred())
 	pod.Finalizers = nil // so the test's namespace can go
+	// Without the label by which the controller's cache selects Pods, the
+	// suite's controller never sees the Pod and never records its attempt:
+	// the window between the Pod's creation and the status write, held
+	// open. The Pod is still the At's (its name and controller reference),
+	// which is all the validator asks.
+	delete(pod.Labels, cnatv1beta1.LabelAt)
 	g.Expect(adminClient.Create(ctx, pod)).To(Succeed())
-	g.Expect(at.Status.Attempts).To(BeZero())
-	_, err = v.ValidateUpdate(ctx, at, changed)
+	live := &cnatv1beta1.At{}
+	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), live)).To(Succeed())
+	g.Expect(live.Status.Attempts).To(BeZero(), "the API server's At counts no attempt: only its Pod says it has fired")
+	changed = live.DeepCopy()
+	changed.Spec.Command = "echo after"
+	_, err = v.ValidateUpdate(ctx, live, changed)
 	g.Expect(err).To(Satisfy(apierrors.IsInvalid))
 	g.Expect(err).To(MatchError(ContainSubstring("spec.command: Forbidden: spec.command cannot change once the At has fired")))
 
-	suspended := at.DeepCopy()
+	suspended := live.DeepCopy()
 	suspended.Spec.Suspend = ptr.To(true)
-	_, err = v.ValidateUpdate(ctx, at, suspended)
+	_, err = v.ValidateUpdate(ctx, live, suspended)
 	g.Expect(err).NotTo(HaveOccurred(), "what does not change the run may still change")
 }
