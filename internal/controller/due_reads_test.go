@@ -142,6 +142,36 @@ func earlyLister(snapshot map[types.NamespacedName]*cnatv1beta1.At) client.WithW
 	})
 }
 
+// overlapping is api with the confirmations of a burst overlapping, as
+// those of the workers woken at one instant do: the first GET of an At
+// waits until the burst's LIST has started. got is called with each At
+// read with its own GET.
+func overlapping(api client.WithWatch, got func(client.ObjectKey)) client.WithWatch {
+	var gets atomic.Int32
+	listing := make(chan struct{})
+	var listed sync.Once
+	return interceptor.NewClient(api, interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*cnatv1beta1.At); ok {
+				got(key)
+				if gets.Add(1) == 1 {
+					select {
+					case <-listing:
+					case <-time.After(10 * time.Second):
+					}
+				}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if isAtList(list) {
+				listed.Do(func() { close(listing) })
+			}
+			return c.List(ctx, list, opts...)
+		},
+	})
+}
+
 // isAtList says whether list is the metadata-only list of Ats that the
 // burst's LIST asks for.
 func isAtList(list client.ObjectList) bool {
@@ -154,24 +184,37 @@ func isAtList(list client.ObjectList) bool {
 // another command, once seen by the controller before the instant and once
 // not; suspended; moved later; given another command. At the instant each
 // starts as the API server holds it, or not at all, whether the cache still
-// shows them as they were or the burst's LIST does. The judge reads the
+// shows them as they were, or the burst's LIST does, or both with the LIST
+// older than the cache. The judge reads the
 // Pods from the API server; run with a controller that trusts its cache, it
 // finds what went wrong.
 func TestBurstStartsOnlyWhatTheAPIServerHolds(t *testing.T) {
 	type snapshot = map[types.NamespacedName]*cnatv1beta1.At
 	for name, setup := range map[string]struct {
-		readers func(before snapshot) (cache, api client.WithWatch)
+		// readers are the controller's cache and API reader; listed is what
+		// the burst's LIST returns of the Ats, cached what the cache shows.
+		readers func(listed, cached snapshot) (cache, api client.WithWatch)
+		// touched: every At but the kept ones is changed once between the
+		// two snapshots (a label), so that listed is older than cached;
+		// without it they are one snapshot.
+		touched bool
 		// trusting is the controller that confirms with its cache: the
 		// judge must find what it did wrong.
 		trusting bool
 	}{
-		"the cache lags": {readers: func(before snapshot) (client.WithWatch, client.WithWatch) {
+		"the cache lags": {readers: func(_, before snapshot) (client.WithWatch, client.WithWatch) {
 			return staleClient(before), apiClient
 		}},
-		"the burst's LIST is older than the cache": {readers: func(before snapshot) (client.WithWatch, client.WithWatch) {
+		"the burst's LIST is older than the cache": {readers: func(before, _ snapshot) (client.WithWatch, client.WithWatch) {
 			return apiClient, earlyLister(before)
 		}},
-		"trusting the cache (the judge's check)": {trusting: true, readers: func(before snapshot) (client.WithWatch, client.WithWatch) {
+		// Both at once: the cache lags behind the API server, and the LIST
+		// is older still. The kept Ats, unchanged since the LIST, are
+		// confirmed by it; the others by their own GET.
+		"the cache lags and the burst's LIST is older than the cache": {touched: true, readers: func(listed, cached snapshot) (client.WithWatch, client.WithWatch) {
+			return staleClient(cached), earlyLister(listed)
+		}},
+		"trusting the cache (the judge's check)": {trusting: true, readers: func(_, before snapshot) (client.WithWatch, client.WithWatch) {
 			return staleClient(before), staleClient(before)
 		}},
 	} {
@@ -181,9 +224,22 @@ func TestBurstStartsOnlyWhatTheAPIServerHolds(t *testing.T) {
 			later, edited, kept := names("later", 3), names("edited", 3), names("kept", 3)
 			all := slices.Concat(gone, again, anew, paused, later, edited, kept)
 			h.createDue("echo old", all...)
-			before := map[types.NamespacedName]*cnatv1beta1.At{}
-			for _, name := range all {
-				before[types.NamespacedName{Namespace: h.ns, Name: name}] = h.at(name)
+			snap := func() snapshot {
+				out := snapshot{}
+				for _, name := range all {
+					out[types.NamespacedName{Namespace: h.ns, Name: name}] = h.at(name)
+				}
+				return out
+			}
+			listed := snap()
+			cached := listed
+			if setup.touched {
+				for _, name := range slices.Concat(gone, again, anew, paused, later, edited) {
+					at := h.at(name)
+					at.Labels = map[string]string{"touched": "once"}
+					h.g.Expect(apiClient.Update(h.ctx, at)).To(Succeed())
+				}
+				cached = snap()
 			}
 
 			for _, name := range slices.Concat(gone, again, anew) {
@@ -205,7 +261,16 @@ func TestBurstStartsOnlyWhatTheAPIServerHolds(t *testing.T) {
 
 			h.clock.SetTime(dueAt)
 			r := h.newReconciler(interceptor.Funcs{})
-			r.Client, r.APIReader = setup.readers(before)
+			cache, api := setup.readers(listed, cached)
+			var keptGets atomic.Int32
+			if setup.touched {
+				api = overlapping(api, func(key client.ObjectKey) {
+					if slices.Contains(kept, key.Name) {
+						keptGets.Add(1)
+					}
+				})
+			}
+			r.Client, r.APIReader = cache, api
 			h.fireTogether(r, all)
 
 			var findings []string
@@ -224,6 +289,9 @@ func TestBurstStartsOnlyWhatTheAPIServerHolds(t *testing.T) {
 			expect(slices.Concat(again, anew, edited), "echo new")
 			expect(slices.Concat(paused, later), "")
 			expect(kept, "echo old")
+			if setup.touched {
+				h.g.Expect(keptGets.Load()).To(BeNumerically("<=", 1), "the kept Ats, the same since the LIST, are confirmed by it (all but one that came before it)")
+			}
 			if setup.trusting {
 				h.g.Expect(findings).To(ContainElements(
 					HavePrefix("gone-0: Pod gone-0-"), HavePrefix("again-0: Pod again-0-"), HavePrefix("anew-0: Pod anew-0-"),
