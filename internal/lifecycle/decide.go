@@ -24,6 +24,8 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -130,6 +132,17 @@ func Decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 	// status the controller did not get to write must not be needed.
 	d.Status.ScheduledTime = timestamp(scheduled)
 
+	if unmade := w.dropUnmade(now, scheduled); len(unmade) > 0 {
+		// Not counted, not followed, and said: someone who may create Pods
+		// made a Pod that claims this At (the policy cnat-pod-claims refuses
+		// that where it is installed).
+		defer func() { d.Status.Message += unmadeNote(unmade) }()
+		for _, p := range unmade {
+			if tracked(p) {
+				d.Release = append(d.Release, p)
+			}
+		}
+	}
 	latest := w.latestAttempt()
 	if latest == 0 {
 		w.notStarted(&d, now, scheduled)
@@ -177,6 +190,58 @@ func newWorld(at *cnatv1beta1.At, pods []corev1.Pod) world {
 		}
 	}
 	return w
+}
+
+// dropUnmade takes out of w.mine the Pods that claim an attempt of this At
+// but that the controller cannot have made, and returns them. The controller
+// makes attempt 1 once the At is due on its clock, and attempt n+1 only
+// after the Pod of attempt n failed or was disrupted (or once the status
+// records attempt n+1 or later). So a Pod of attempt 1 before the At's time,
+// or of an attempt whose predecessor runs, succeeded or was never made, is
+// someone else's: counting it would report a run that never happened, or
+// let a running attempt go and start another beside it.
+func (w *world) dropUnmade(now, scheduled time.Time) []*corev1.Pod {
+	var unmade []*corev1.Pod
+	attempts := make([]int32, 0, len(w.mine))
+	for attempt := range w.mine {
+		attempts = append(attempts, attempt)
+	}
+	slices.Sort(attempts)
+	for _, attempt := range attempts {
+		var made bool
+		switch {
+		case attempt <= w.at.Status.Attempts:
+			made = true
+		case attempt == 1:
+			made = !now.Before(scheduled)
+		default:
+			prev := w.mine[attempt-1]
+			if prev != nil {
+				state := readPod(prev).state
+				made = state == podFailed || state == podDisrupted
+			}
+		}
+		if !made {
+			pod := w.mine[attempt]
+			unmade = append(unmade, pod)
+			delete(w.mine, attempt)
+			if tracked(pod) {
+				// Released like any Pod that is not this At's.
+				w.others = append(w.others, pod)
+			}
+		}
+	}
+	return unmade
+}
+
+// unmadeNote is what the At says of Pods that claim it but that cnat did
+// not make.
+func unmadeNote(pods []*corev1.Pod) string {
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
+		names = append(names, p.Name)
+	}
+	return fmt.Sprintf("; Pod %s claims this At but cnat did not make it: not counted", strings.Join(names, ", "))
 }
 
 // latestAttempt is the highest attempt this incarnation is known to have

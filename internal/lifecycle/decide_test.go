@@ -410,6 +410,31 @@ func TestDecide(t *testing.T) {
 			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
 		},
 		{
+			name: "a forged failing Pod of attempt 2 while attempt 1 runs: not counted, attempt 1 is not let go",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running), podOf(g, at, 2, t0.Add(time.Second), exitedOnNode(1, t0.Add(2*time.Second)))}
+			},
+			now:  t0.Add(time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1, Release: []string{name2}},
+		},
+		{
+			name: "a forged succeeded Pod of attempt 1 before the At's time: not counted, the At waits for its time",
+			at:   newAt(),
+			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0.Add(-time.Hour), exitedOnNode(0, t0.Add(-time.Hour)))} },
+			now:  t0.Add(-time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhasePending, Reason: cnatv1beta1.ReasonScheduled, Until: t0, Release: []string{name1}},
+		},
+		{
+			name: "a forged Pod of attempt 3 after a succeeded attempt 1: the At stays Succeeded",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, exitedOnNode(0, t0.Add(time.Second))), podOf(g, at, 3, t0.Add(time.Second), exitedOnNode(1, t0.Add(2*time.Second)))}
+			},
+			now:  t0.Add(time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseSucceeded, Reason: cnatv1beta1.ReasonCompleted, Attempts: 1, ExitCode: ptr.To[int32](0), Release: []string{apply.PodName(at, 3), name1}},
+		},
+		{
 			name: "suspended between retries: the retry waits for the resume",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1), func(a *cnatv1beta1.At) { a.Spec.Suspend = ptr.To(true) }),
 			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0, exited(2, t0))} },
@@ -516,7 +541,7 @@ var actionNames = cmp.Transformer("name", func(a lifecycle.Action) string {
 // as the At's.
 func TestDecideMessages(t *testing.T) {
 	g := NewWithT(t)
-	at := newAt(recorded(cnatv1beta1.PhaseRunning, 1))
+	at := newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(2))
 	pod := podOf(g, at, 1, t0, func(p *corev1.Pod) {
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available",
@@ -525,6 +550,19 @@ func TestDecideMessages(t *testing.T) {
 	d := lifecycle.Decide(at, []corev1.Pod{pod}, t0.Add(time.Second))
 	g.Expect(d.Status).NotTo(BeNil())
 	g.Expect(d.Status.Message).To(Equal("Pod " + pod.Name + " of attempt 1 is not running: Unschedulable: 0/3 nodes are available"))
+
+	// Someone else's Pod named as the next attempt, and one that claims the
+	// At (owner and labels) as its attempt 2 while attempt 1 has not failed:
+	// neither is the At's, neither is named as its Pod; the claim is said.
+	foreign := podOf(g, at, 2, t0, exitedOnNode(1, t0), func(p *corev1.Pod) { p.OwnerReferences = nil })
+	d = lifecycle.Decide(at, []corev1.Pod{pod, foreign}, t0.Add(time.Second))
+	g.Expect(d.Status.PodName).To(Equal(pod.Name))
+	g.Expect(d.Status.Message).To(Equal("Pod " + pod.Name + " of attempt 1 is not running: Unschedulable: 0/3 nodes are available"))
+	forged := podOf(g, at, 2, t0, exitedOnNode(1, t0))
+	d = lifecycle.Decide(at, []corev1.Pod{pod, forged}, t0.Add(time.Second))
+	g.Expect(d.Status.PodName).To(Equal(pod.Name))
+	g.Expect(d.Status.Attempts).To(Equal(int32(1)))
+	g.Expect(d.Status.Message).To(HaveSuffix("; Pod " + forged.Name + " claims this At but cnat did not make it: not counted"))
 }
 
 // TestConditionsMatchREADME reads the README's table of phases and
