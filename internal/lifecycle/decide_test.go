@@ -421,7 +421,9 @@ func TestDecide(t *testing.T) {
 		{
 			name: "a forged succeeded Pod of attempt 1 before the At's time: not counted, the At waits for its time",
 			at:   newAt(),
-			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0.Add(-time.Hour), exitedOnNode(0, t0.Add(-time.Hour)))} },
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0.Add(-time.Hour), exitedOnNode(0, t0.Add(-time.Hour)))}
+			},
 			now:  t0.Add(-time.Minute),
 			want: outcome{Phase: cnatv1beta1.PhasePending, Reason: cnatv1beta1.ReasonScheduled, Until: t0, Release: []string{name1}},
 		},
