@@ -125,11 +125,15 @@ func TestPodClaims(t *testing.T) {
 		g.Expect(writer.Create(ctx, plainPod(ns, "ordinary"))).To(Succeed())
 	})
 
-	// Nothing forged reached the API server: the future At has no Pod.
-	g.Expect(podsOf(g, ns, future.Name)).To(BeEmpty())
-	g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: future.Name + "-" + string(future.UID)[:8] + "-1"}, &corev1.Pod{})).
-		To(Satisfy(apierrors.IsNotFound))
-	g.Expect(get(g, ns, future.Name).Status.Phase).To(Equal(cnatv1beta1.PhasePending))
+	t.Run("nothing forged is stored", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Expect(podsOf(g, ns, future.Name)).To(BeEmpty(), "Pods labelled as the future At's")
+		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: future.Name + "-" + string(future.UID)[:8] + "-1"}, &corev1.Pod{})).
+			To(Satisfy(apierrors.IsNotFound), "the future At's attempt-1 Pod")
+		g.Expect(admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: "forged-finalizer"}, &corev1.Pod{})).
+			To(Satisfy(apierrors.IsNotFound), "the Pod with the tracking finalizer")
+		g.Expect(get(g, ns, future.Name).Status.Phase).To(Equal(cnatv1beta1.PhasePending))
+	})
 
 	// cnat's own Pod, while it runs and still carries the finalizer.
 	var pod corev1.Pod
