@@ -32,15 +32,16 @@ type Verdict struct {
 	Pods int
 	// Duplicates is the number of Pods created that the At could not have
 	// asked for: more than BackoffLimit+1, or a new attempt although the
-	// previous attempt's Pod had not failed before it (it was running,
-	// succeeded, or never finished).
+	// previous attempt's Pod had not failed or been disrupted before it (it
+	// was running, succeeded, never finished, or was deleted while it ran).
 	Duplicates int
 	// Lost is the number of incarnations still there at the end that do not
 	// tell the truth about their run: not terminal, never ran, reporting a
 	// run although none of their own Pods exists, reporting a Pod that is not
-	// theirs, an outcome other than their last Pod's, or Failed although
-	// their last Pod failed with a retry left (the At has no deadline and is
-	// not suspended in a chaos run).
+	// theirs, an outcome other than their last Pod's (Succeeded for a run
+	// that was deleted while it ran or disrupted: a false Succeeded), or
+	// Failed although their last Pod failed with a retry left (the At has
+	// no deadline and is not suspended in a chaos run).
 	Lost int
 	// Findings say, one line each, what made a Duplicate or a Lost.
 	Findings []string
@@ -91,7 +92,9 @@ func Judge(incarnations []Incarnation, rec Record) Verdict {
 				switch {
 				case !ok:
 					why = fmt.Sprintf("created while Pod %s (uid %s) had not finished", prev.Name, prev.PodUID)
-				case end.Phase != corev1.PodFailed:
+				case end.Deleted && !end.Disrupted:
+					why = fmt.Sprintf("created although Pod %s (uid %s) was deleted while it ran", prev.Name, prev.PodUID)
+				case end.Phase != corev1.PodFailed && !end.Disrupted:
 					why = fmt.Sprintf("created although Pod %s (uid %s) had %s", prev.Name, prev.PodUID, end.Phase)
 				case !end.Time.IsZero() && !end.Time.Before(c.Time):
 					why = fmt.Sprintf("created before Pod %s (uid %s) failed", prev.Name, prev.PodUID)
@@ -147,8 +150,9 @@ func untruth(inc Incarnation, own, attempts []PodCreate, ends map[string]PodEnd)
 	}
 	last := attempts[len(attempts)-1]
 	end, ended := ends[last.PodUID]
+	// An interrupted run is never Succeeded, whatever it exited with.
 	want := "Failed"
-	if ended && end.Phase == corev1.PodSucceeded {
+	if ended && end.Phase == corev1.PodSucceeded && !end.Deleted && !end.Disrupted {
 		want = "Succeeded"
 	}
 	if inc.Phase != want {
@@ -158,7 +162,7 @@ func untruth(inc Incarnation, own, attempts []PodCreate, ends map[string]PodEnd)
 		}
 		return fmt.Sprintf("reports %s (reason %q) but its last Pod %s (uid %s) %s", inc.Phase, inc.Reason, last.Name, last.PodUID, did)
 	}
-	if ended && end.Phase == corev1.PodFailed && len(own) < int(inc.BackoffLimit)+1 {
+	if ended && (end.Phase == corev1.PodFailed || end.Disrupted) && !(end.Deleted && !end.Disrupted) && len(own) < int(inc.BackoffLimit)+1 {
 		return fmt.Sprintf("reports %s (reason %q) after its Pod %s (uid %s) failed with %d of %d attempts made: the retry it was owed never ran",
 			inc.Phase, inc.Reason, last.Name, last.PodUID, len(own), inc.BackoffLimit+1)
 	}

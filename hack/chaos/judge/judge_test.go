@@ -40,6 +40,20 @@ func pod(name, uid, owner string, phase corev1.PodPhase, exit *int32) corev1.Pod
 	return p
 }
 
+// deletedWhileRunning is p as the API server holds it after a deletion
+// that gave it a grace period: it was running.
+func deletedWhileRunning(p corev1.Pod) corev1.Pod {
+	p.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
+	p.DeletionGracePeriodSeconds = ptr.To[int64](30)
+	return p
+}
+
+// disrupted is p with the DisruptionTarget condition of an eviction.
+func disrupted(p corev1.Pod) corev1.Pod {
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
+	return p
+}
+
 // event is one audit log line: verb on the Pod (subresource "" or
 // "status"), answered with code, at t0+second.
 func event(verb, subresource string, code int, p corev1.Pod, second int) string {
@@ -204,6 +218,47 @@ func TestJudge(t *testing.T) {
 			},
 			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Alive: true, Phase: "Failed", Reason: "PodDeleted", PodName: "x-1"}},
 			wantPods:     1,
+		},
+		"a Pod deleted while it ran that exited 0 on SIGTERM, reported Succeeded: a false Succeeded": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, deletedWhileRunning(pod("x-1", "p1", "a1", corev1.PodSucceeded, zero)), 3),
+			},
+			incarnations: []Incarnation{succeeded("a1", "x-1")},
+			wantPods:     1,
+			wantLost:     1,
+			wantFinding:  "reports Succeeded",
+		},
+		"a Pod deleted while it ran, killed, reported PodDeleted with a retry left: no retry owed": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, deletedWhileRunning(pod("x-1", "p1", "a1", corev1.PodFailed, ptr.To[int32](137))), 3),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Failed", Reason: "PodDeleted", PodName: "x-1", ExitCode: ptr.To[int32](137)}},
+			wantPods:     1,
+		},
+		"a new attempt after a Pod deleted while it ran: a duplicate": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, deletedWhileRunning(pod("x-1", "p1", "a1", corev1.PodFailed, ptr.To[int32](137))), 3),
+				event("create", "", 201, pod("x-2", "p2", "a1", corev1.PodPending, nil), 15),
+				event("patch", "status", 200, pod("x-2", "p2", "a1", corev1.PodSucceeded, zero), 16),
+			},
+			incarnations:   []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Succeeded", Reason: "Completed", PodName: "x-2", ExitCode: zero}},
+			wantPods:       2,
+			wantDuplicates: 1,
+			wantLost:       1, // and what it reports is the duplicate's run
+			wantFinding:    "was deleted while it ran",
+		},
+		"a Pod evicted while it ran that exited 0, reported Succeeded: a false Succeeded": {
+			log: []string{
+				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, disrupted(pod("x-1", "p1", "a1", corev1.PodSucceeded, zero)), 3),
+			},
+			incarnations: []Incarnation{succeeded("a1", "x-1")},
+			wantPods:     1,
+			wantLost:     1,
+			wantFinding:  "reports Succeeded",
 		},
 		"another namespace and failed creates are ignored": {
 			log: []string{

@@ -46,6 +46,14 @@ type PodEnd struct {
 	ExitCode *int32
 	// Time is when the API server received the status write.
 	Time time.Time
+	// Deleted is set when the Pod was deleted while it ran: the Pod that
+	// reached its terminal phase already had a deletion timestamp with a
+	// grace period (the API server deletes a finished Pod at once). Its
+	// run was interrupted, whatever it exited with, and is never re-run.
+	Deleted bool
+	// Disrupted is set when the Pod carried the DisruptionTarget condition
+	// when it ended: an eviction, a preemption, PodGC.
+	Disrupted bool
 }
 
 // Record is what the API server did to Pods during a run.
@@ -189,6 +197,10 @@ func endOf(pod *corev1.Pod, t time.Time) (PodEnd, bool) {
 		return PodEnd{}, false
 	}
 	end := PodEnd{PodUID: string(pod.UID), Phase: pod.Status.Phase, Time: t}
+	end.Deleted = pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds > 0
+	for _, c := range pod.Status.Conditions {
+		end.Disrupted = end.Disrupted || c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue
+	}
 	if len(pod.Spec.Containers) > 0 {
 		for _, s := range pod.Status.ContainerStatuses {
 			if s.Name == pod.Spec.Containers[0].Name && s.State.Terminated != nil {
