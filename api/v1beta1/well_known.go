@@ -95,6 +95,13 @@ const (
 	// AnnotationScheduledTime is the instant the At was scheduled for, in
 	// RFC 3339.
 	AnnotationScheduledTime = "cnat.programming-kubernetes.info/scheduled-time"
+	// AnnotationSpecGeneration is the At's metadata.generation when its Pod
+	// was created, and AnnotationSpecHash a digest of what the Pod runs
+	// (spec.command, spec.template, spec.activeDeadlineSeconds): an edit
+	// that raced the firing (admitted before the Pod existed, stored after
+	// the controller read the At) is told on the At, never silently.
+	AnnotationSpecGeneration = "cnat.programming-kubernetes.info/spec-generation"
+	AnnotationSpecHash       = "cnat.programming-kubernetes.info/spec-hash"
 	// FieldScheduledTime and FieldPhase are the field selectors of
 	// status.scheduledTime (in RFC 3339, UTC, as the API server holds it)
 	// and status.phase, selectable fields of the CRD: `kubectl get ats

@@ -1,6 +1,8 @@
 package apply
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -114,9 +116,30 @@ func RenderPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodO
 		"app.kubernetes.io/managed-by": "cnat",
 	})
 	pod.WithAnnotations(map[string]string{
-		cnatv1beta1.AnnotationScheduledTime: scheduled.UTC().Format(time.RFC3339Nano),
+		cnatv1beta1.AnnotationScheduledTime:  scheduled.UTC().Format(time.RFC3339Nano),
+		cnatv1beta1.AnnotationSpecGeneration: strconv.FormatInt(at.Generation, 10),
+		cnatv1beta1.AnnotationSpecHash:       SpecHash(at),
 	})
 	return pod, nil
+}
+
+// SpecHash is a digest of what an At's Pod runs: spec.command,
+// spec.template and spec.activeDeadlineSeconds. A Pod carries the digest of
+// the spec it was made from, so that the At can tell when the spec it shows
+// is not the one its Pod runs.
+func SpecHash(at *cnatv1beta1.At) string {
+	raw, err := json.Marshal(struct {
+		Command               string                  `json:"command"`
+		Template              *corev1.PodTemplateSpec `json:"template"`
+		ActiveDeadlineSeconds *int64                  `json:"activeDeadlineSeconds"`
+	}{at.Spec.Command, at.Spec.Template, at.Spec.ActiveDeadlineSeconds})
+	if err != nil {
+		// A PodTemplateSpec always encodes; an empty digest compares unequal
+		// to nothing (see lifecycle), so it cannot raise a false alarm.
+		return ""
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:8])
 }
 
 // podSpecFrom turns the template's PodSpec into an apply configuration.

@@ -146,7 +146,9 @@ func TestRenderPodCommandOnly(t *testing.T) {
 						"app.kubernetes.io/managed-by":             "cnat",
 					},
 					Annotations: map[string]string{
-						"cnat.programming-kubernetes.info/scheduled-time": "2026-11-21T08:00:00Z",
+						"cnat.programming-kubernetes.info/scheduled-time":  "2026-11-21T08:00:00Z",
+						"cnat.programming-kubernetes.info/spec-generation": "0",
+						"cnat.programming-kubernetes.info/spec-hash":       "9ab827e4d8f2c428",
 					},
 					OwnerReferences: []metav1.OwnerReference{{
 						APIVersion:         "cnat.programming-kubernetes.info/v1beta1",
@@ -187,7 +189,9 @@ func TestRenderPodCommandOnly(t *testing.T) {
 						"app.kubernetes.io/managed-by":             "cnat",
 					},
 					Annotations: map[string]string{
-						"cnat.programming-kubernetes.info/scheduled-time": "2026-11-21T10:00:00Z",
+						"cnat.programming-kubernetes.info/scheduled-time":  "2026-11-21T10:00:00Z",
+						"cnat.programming-kubernetes.info/spec-generation": "0",
+						"cnat.programming-kubernetes.info/spec-hash":       "9ab827e4d8f2c428",
 					},
 					OwnerReferences: []metav1.OwnerReference{{
 						APIVersion:         "cnat.programming-kubernetes.info/v1beta1",
@@ -617,7 +621,9 @@ func TestRenderPodTemplate(t *testing.T) {
 				},
 				Annotations: map[string]string{
 					"example.com/owner": "payments@example.com",
-					"cnat.programming-kubernetes.info/scheduled-time": "2026-11-21T08:00:00Z",
+					"cnat.programming-kubernetes.info/scheduled-time":  "2026-11-21T08:00:00Z",
+					"cnat.programming-kubernetes.info/spec-generation": "0",
+					"cnat.programming-kubernetes.info/spec-hash":       "70dc0cde27a732fe",
 				},
 			},
 		},

@@ -327,6 +327,7 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 	}
 
 	result := readPod(pod)
+	defer w.noteEarlierSpec(d, pod)
 	switch result.state {
 	case podWaiting:
 		reason, message := cnatv1beta1.ReasonRunning, w.runningMessage(latest, d.Status.UnstartedAttempts)
@@ -360,6 +361,19 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 	case podDisrupted, podFailed:
 		w.failed(d, now, latest, pod, result, recordedRetry)
 	}
+}
+
+// noteEarlierSpec says on the At when its Pod runs a spec other than the one
+// the At shows: an edit of command or template that raced the firing (the
+// API server admitted it before the Pod existed and stored it after the
+// controller's read). The Pod runs what it was made from; the At says so.
+func (w world) noteEarlierSpec(d *Decision, pod *corev1.Pod) {
+	ran := pod.Annotations[cnatv1beta1.AnnotationSpecHash]
+	if ran == "" || d.Status == nil || ran == apply.SpecHash(w.at) {
+		return
+	}
+	d.Status.Message += fmt.Sprintf("; Pod %s runs the spec of generation %s: spec.command or spec.template changed since it was created",
+		pod.Name, pod.Annotations[cnatv1beta1.AnnotationSpecGeneration])
 }
 
 // unstartedBefore counts the attempts before latest that were disrupted

@@ -565,6 +565,21 @@ func TestDecideMessages(t *testing.T) {
 	g.Expect(d.Status.PodName).To(Equal(pod.Name))
 	g.Expect(d.Status.Attempts).To(Equal(int32(1)))
 	g.Expect(d.Status.Message).To(HaveSuffix("; Pod " + forged.Name + " claims this At but cnat did not make it: not counted"))
+
+	// An edit of the command that raced the firing: the Pod runs what it
+	// was made from, and the At says so.
+	edited := newAt(recorded(cnatv1beta1.PhaseRunning, 1), func(a *cnatv1beta1.At) {
+		a.Spec.Command = "echo edited"
+		a.Generation = 2
+	})
+	d = lifecycle.Decide(edited, []corev1.Pod{podOf(g, at, 1, t0, running)}, t0.Add(time.Second))
+	g.Expect(d.Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
+	g.Expect(d.Status.Message).To(HaveSuffix("; Pod " + pod.Name + " runs the spec of generation 1: spec.command or spec.template changed since it was created"))
+	d = lifecycle.Decide(edited, []corev1.Pod{podOf(g, at, 1, t0, exitedOnNode(0, t0))}, t0.Add(time.Second))
+	g.Expect(d.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
+	g.Expect(d.Status.Message).To(ContainSubstring("runs the spec of generation 1"), "said on the outcome too")
+	d = lifecycle.Decide(at, []corev1.Pod{podOf(g, at, 1, t0, running)}, t0.Add(time.Second))
+	g.Expect(d.Status.Message).NotTo(ContainSubstring("runs the spec of generation"), "nothing to say when the spec is the Pod's")
 }
 
 // TestConditionsMatchREADME reads the README's table of phases and
