@@ -139,6 +139,11 @@ func TestSuspendAndResume(t *testing.T) {
 	g.Eventually(phaseOf(ns, "held"), timeout).Should(Equal(cnatv1beta1.PhaseSucceeded))
 }
 
+// retryWatch is how long a test watches for a retry that must not come:
+// longer than the first retry's backoff (10 s, counted from when the
+// controller saw the failure), so a retry would show.
+const retryWatch = 15 * time.Second
+
 func TestPodDeletedWhileRunning(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
@@ -164,7 +169,7 @@ func TestPodDeletedWhileRunning(t *testing.T) {
 			names = append(names, p.Name) // the deleted Pod may still be terminating
 		}
 		return names
-	}, 3*time.Second).Should(Not(ContainElement(Not(Equal(victim.Name)))), "not run again, even with retries left")
+	}, retryWatch).Should(Not(ContainElement(Not(Equal(victim.Name)))), "not run again, even with retries left")
 }
 
 func TestTTLAfterFinished(t *testing.T) {
