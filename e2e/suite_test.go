@@ -148,7 +148,9 @@ const (
 // Ats that imitate a command with annotations to the simulated nodes, where
 // those annotations are the exit code and duration; "real" (make e2e-real)
 // leaves placement to the cluster, whose default is the real node, and
-// checks the Pods ran there; unset (kind) leaves placement to the cluster.
+// checks the Pods ran there; "kind" (make e2e-kind) leaves placement to the
+// cluster and checks the Pods ran on its worker. Each make target sets it;
+// unset, a test that checks placement fails, rather than check nothing.
 func testNodes() string { return os.Getenv("CNAT_E2E_NODES") }
 
 // onTestNodes gives the Pod of an At that imitates its command the
@@ -167,15 +169,21 @@ func onTestNodes(spec corev1.PodSpec) corev1.PodSpec {
 // every At under make e2e-real.
 func expectOnTestNodes(g Gomega, pod corev1.Pod, placed bool) {
 	var want string
+	node := &corev1.Node{}
 	switch {
 	case testNodes() == "real":
 		want = realNodeKey
 	case testNodes() == "simulated" && placed:
 		want = simulatedKey
-	default:
+	case testNodes() == "simulated":
+		return // placement left to the cluster: the real node if it runs, else a simulated one
+	case testNodes() == "kind":
+		g.Expect(admin.Get(context.Background(), client.ObjectKey{Name: pod.Spec.NodeName}, node)).To(Succeed(), "the node of Pod %s", pod.Name)
+		g.Expect(node.Labels).NotTo(HaveKey("node-role.kubernetes.io/control-plane"), "Pod %s ran on kind's worker, not on %s", pod.Name, node.Name)
 		return
+	default:
+		g.Expect(testNodes()).To(BeElementOf("simulated", "real", "kind"), "CNAT_E2E_NODES says where the Pods must run")
 	}
-	node := &corev1.Node{}
 	g.Expect(admin.Get(context.Background(), client.ObjectKey{Name: pod.Spec.NodeName}, node)).To(Succeed(), "the node of Pod %s", pod.Name)
 	g.Expect(node.Labels).To(HaveKeyWithValue(want, "true"), "Pod %s ran on node %s", pod.Name, node.Name)
 }

@@ -38,4 +38,4 @@ kind load docker-image "${image}" --name "${cluster}"
 make -C "${root}" build
 KUBECONFIG="${kubeconfig}" cnatctl apply -k "${root}/kustomize/overlays/kind" --wait --timeout 5m
 
-KUBECONFIG="${kubeconfig}" go test -tags e2e -count=1 -timeout 20m "${root}/e2e/..." "$@"
+KUBECONFIG="${kubeconfig}" CNAT_E2E_NODES=kind go test -tags e2e -count=1 -timeout 20m "${root}/e2e/..." "$@"
