@@ -1,9 +1,11 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -311,7 +313,24 @@ func TestRestartBetweenPodCreatedAndStatusWritten(t *testing.T) {
 func TestTwoReconcilersNeverCreateTwoPods(t *testing.T) {
 	h := newHarness(t)
 	h.createAt("race", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo once"})
-	replicas := []*AtReconciler{h.newReconciler(interceptor.Funcs{}), h.newReconciler(interceptor.Funcs{})}
+	// Each replica's Pod create waits until the other's is under way too,
+	// so that both have decided to start the At before either Pod exists:
+	// the race happens every time, not when the scheduler happens to allow it.
+	var creating atomic.Int32
+	bothDecided := make(chan struct{})
+	overlap := interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if _, ok := obj.(*corev1.Pod); ok {
+			if creating.Add(1) == 2 {
+				close(bothDecided)
+			}
+			select {
+			case <-bothDecided:
+			case <-time.After(30 * time.Second):
+			}
+		}
+		return c.Create(ctx, obj, opts...)
+	}}
+	replicas := []*AtReconciler{h.newReconciler(overlap), h.newReconciler(overlap)}
 
 	var wg sync.WaitGroup
 	errs := make([]error, len(replicas))
@@ -321,6 +340,7 @@ func TestTwoReconcilersNeverCreateTwoPods(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	h.g.Expect(creating.Load()).To(Equal(int32(2)), "both replicas decided to create the Pod: the race happened")
 	for _, err := range errs {
 		// The replica that decided on an At the other has since written to
 		// loses its status write with a conflict, and tries again later.
