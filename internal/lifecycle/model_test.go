@@ -236,7 +236,7 @@ func (w *modelWorld) reconcile() {
 		w.checkRelease(live)
 		live.Finalizers = nil
 		if live.DeletionTimestamp != nil {
-			delete(w.pods, live.Name)
+			w.podLeaves(live)
 		}
 	}
 	if d.Action == lifecycle.DeleteAt && w.at != nil && w.at.UID == at.UID {
@@ -267,6 +267,21 @@ func hasDisruptionTarget(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// podLeaves removes a Pod from the model API server, and records it as
+// broken if the Pod is the current At's own and its outcome is not recorded
+// yet: whatever removed it (a release, a deletion of a Pod already
+// released), the run's books must be kept first.
+func (w *modelWorld) podLeaves(p *corev1.Pod) {
+	if w.at != nil && p.UID != "foreign" && podIncarnation(p) == w.at.UID {
+		st, attempt := w.at.Status, podAttempt(p)
+		if st.Attempts < attempt || (st.Attempts == attempt && !st.Phase.Finished()) {
+			w.broken = append(w.broken, fmt.Sprintf("Pod %s left the API server while the At's status (attempts %d, phase %s) does not record its outcome",
+				p.Name, st.Attempts, st.Phase))
+		}
+	}
+	delete(w.pods, p.Name)
 }
 
 func podIncarnation(pod *corev1.Pod) types.UID {
@@ -308,7 +323,7 @@ func (w *modelWorld) deletePod(p *corev1.Pod) {
 		return
 	}
 	if len(p.Finalizers) == 0 {
-		delete(w.pods, p.Name)
+		w.podLeaves(p)
 		return
 	}
 	grace := int64(30)
