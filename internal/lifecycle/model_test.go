@@ -62,6 +62,7 @@ type modelWorld struct {
 	uids     int
 	limits   map[types.UID]int32             // the highest backoffLimit each incarnation had
 	created  map[types.UID]map[int32]int     // Pods created, by incarnation and attempt
+	made     map[string]types.UID            // the incarnation each Pod the controller created was made for, by name
 	terminal map[types.UID]cnatv1beta1.Phase // the first terminal phase each incarnation reached
 	gone     map[types.UID]bool              // incarnations deleted
 	// killed is, by incarnation, the first attempt whose Pod was deleted by
@@ -98,6 +99,7 @@ func newModelWorld(g Gomega, seed uint64) *modelWorld {
 		pods:      map[string]*corev1.Pod{},
 		limits:    map[types.UID]int32{},
 		created:   map[types.UID]map[int32]int{},
+		made:      map[string]types.UID{},
 		terminal:  map[types.UID]cnatv1beta1.Phase{},
 		gone:      map[types.UID]bool{},
 		killed:    map[types.UID]int32{},
@@ -210,6 +212,7 @@ func (w *modelWorld) reconcile() {
 				w.created[at.UID] = map[int32]int{}
 			}
 			w.created[at.UID][d.Attempt]++
+			w.made[pod.Name] = at.UID
 			return // as Reconcile: the next decision, on the Pod, writes the status
 		default: // the At's own Pod, created by an earlier run
 			return
@@ -570,8 +573,8 @@ func (w *modelWorld) check() []string {
 	if st.Phase.Finished() {
 		w.terminal[uid] = st.Phase
 	}
-	if st.PodName != "" && !strings.HasPrefix(st.PodName, strings.TrimSuffix(apply.PodName(w.at, 0), "0")) {
-		fail("status reports Pod %s, not one of incarnation %s", st.PodName, uid)
+	if st.PodName != "" && w.made[st.PodName] != uid {
+		fail("status reports Pod %s, which the controller did not make for incarnation %s", st.PodName, uid)
 	}
 	if st.Phase == cnatv1beta1.PhaseSucceeded && !w.clean[uid][st.Attempts] {
 		fail("Succeeded though no Pod of attempt %d of %s exited 0 on its own", st.Attempts, uid)
