@@ -67,90 +67,22 @@ const podsByAt = "cnat.programming-kubernetes.info/at"
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile reads the At and the Pods with its name, decides
-// (lifecycle.Decide), carries the decision out and writes the status once.
+// Reconcile runs lifecycle.Reconcile for the At over the cache and the API
+// server (effects), and turns its result into controller-runtime's.
 func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	now := r.Clock.Now()
-	at, err := r.readAt(ctx, r.Client, req.NamespacedName)
-	if err != nil {
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("at", klog.KRef(req.Namespace, req.Name)))
+	e := &effects{r: r, ctx: ctx, key: req.NamespacedName}
+	res, err := lifecycle.Reconcile(e, now)
+	switch {
+	case err != nil:
 		return ctrl.Result{}, err
-	}
-	pods, err := r.readPods(ctx, r.Client, req.NamespacedName, r.podsIndexed)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	d := lifecycle.Decide(at, pods, now)
-	if d.Confirm || d.ConfirmPods {
-		// The cache may lag behind the API server: read what the decision
-		// rests on afresh and decide again on that.
-		if at, err = r.confirmAt(ctx, req.NamespacedName, at, d); err != nil {
-			return ctrl.Result{}, err
-		}
-		podsLive := d.ConfirmPods
-		if podsLive {
-			if pods, err = r.readPods(ctx, r.APIReader, req.NamespacedName, false); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
-		d = lifecycle.Decide(at, pods, now)
-		if d.ConfirmPods && !podsLive {
-			if pods, err = r.readPods(ctx, r.APIReader, req.NamespacedName, false); err != nil {
-				return ctrl.Result{}, err
-			}
-			d = lifecycle.Decide(at, pods, now)
-		}
-	}
-	if at != nil {
-		ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("at", klog.KObj(at)))
-	}
-	return r.carryOut(ctx, at, d, now)
-}
-
-// carryOut does what d says, in the order that keeps the books: create the
-// Pod and stop there (the Pod records its attempt until the next decision
-// writes the status); record an outcome in the status, then release the Pods
-// it accounts for; then delete the At whose TTL is up.
-func (r *AtReconciler) carryOut(ctx context.Context, at *cnatv1beta1.At, d lifecycle.Decision, now time.Time) (ctrl.Result, error) {
-	status := d.Status
-	var createErr error
-	if d.Action == lifecycle.CreatePod {
-		status, createErr = r.createPod(ctx, at, d, now)
-		if status == nil && createErr == nil {
-			// The Pod exists and is the record of its attempt: the reconcile
-			// its watch event brings writes the status that reports it, so a
-			// burst of Ats due at once costs one request each before the next
-			// can start.
-			return ctrl.Result{}, nil
-		}
-	}
-	if status != nil {
-		if err := r.writeStatus(ctx, at, status); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if createErr != nil {
-		return ctrl.Result{}, createErr
-	}
-	for _, pod := range d.Release {
-		if err := r.release(ctx, pod); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if d.Action == lifecycle.DeleteAt {
-		ctrl.LoggerFrom(ctx).Info("Deleting At: its TTL after finishing is up", "ttlSecondsAfterFinished", *at.Spec.TTLSecondsAfterFinished)
-		err := r.Client.Delete(ctx, at, client.Preconditions{UID: &at.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		if err != nil && !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("deleting At after its TTL: %w", err)
-		}
+	case res.Stalled != nil:
+		return ctrl.Result{}, reconcile.TerminalError(res.Stalled)
+	case res.Until.IsZero():
 		return ctrl.Result{}, nil
 	}
-	if d.InvalidSpec != nil {
-		return ctrl.Result{}, reconcile.TerminalError(d.InvalidSpec)
-	}
-	if d.Until.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	return ctrl.Result{RequeueAfter: max(d.Until.Sub(now), 0) + wakeUpPad}, nil
+	return ctrl.Result{RequeueAfter: max(res.Until.Sub(now), 0) + wakeUpPad}, nil
 }
 
 // confirmAt reads the At of a decision made on the cache from the API
@@ -193,15 +125,15 @@ func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key t
 	return pods.Items, nil
 }
 
-// createPod creates the Pod of the decision's attempt. It returns no status
-// when the Pod exists (the next decision, made on the Pod, reports it), else
-// the refusal's status. A Pod of that name that is not the At's is never
-// adopted or changed: it is reported. Creating rather than applying is what
-// guarantees that: an apply would patch whatever Pod has the name.
-func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d lifecycle.Decision, now time.Time) (*cnatv1beta1.AtStatus, error) {
+// createPod creates the Pod of the decision's attempt. It returns no refusal
+// when the Pod exists (the next decision, made on the Pod, reports it). A
+// Pod of that name that is not the At's is never adopted or changed: it is
+// reported. Creating rather than applying is what guarantees that: an apply
+// would patch whatever Pod has the name.
+func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d lifecycle.Decision) (*lifecycle.Refusal, error) {
 	pod, err := apply.NewPod(at, d.Attempt, d.ScheduledTime, r.Pods)
 	if err != nil {
-		return lifecycle.NotCreated(at, d, now, cnatv1beta1.ReasonInvalidSpec, err.Error()), reconcile.TerminalError(err)
+		return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonInvalidSpec, Err: err, Terminal: true}, nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Creating Pod", "pod", pod.Name, "attempt", d.Attempt)
 	err = r.Client.Create(ctx, pod, client.FieldOwner(cnatv1beta1.FieldManager))
@@ -220,24 +152,21 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 			// Created by an earlier reconcile the cache has not caught up with.
 			return nil, nil
 		}
-		message := fmt.Sprintf("Pod %s exists but is not this At's (its controller is %s); cnat never adopts or changes it: delete it to let the At run",
-			pod.Name, controllerOf(existing))
-		return lifecycle.NotCreated(at, d, now, cnatv1beta1.ReasonPodNameTaken, message), fmt.Errorf("creating Pod %s: %w", pod.Name, err)
-	default:
-		err = fmt.Errorf("creating Pod %s: %w", pod.Name, err)
-		judged := judgeRefusal(err)
-		status := lifecycle.NotCreated(at, d, now, judged.reason, err.Error())
-		if judged.terminal {
-			// The API server refuses the Pod's own fields, which the spec
-			// determines: trying again cannot help until the spec changes.
-			return status, reconcile.TerminalError(err)
-		}
-		// A policy, a quota, a webhook or the server itself: they change
-		// without the At changing, so the error is returned and retried
-		// with the controller's bounded backoff (maxRetryDelay), until the
-		// At's starting deadline makes it Missed.
-		return status, err
+		return &lifecycle.Refusal{
+			Reason: cnatv1beta1.ReasonPodNameTaken,
+			Message: fmt.Sprintf("Pod %s exists but is not this At's (its controller is %s); cnat never adopts or changes it: delete it to let the At run",
+				pod.Name, controllerOf(existing)),
+			Err: fmt.Errorf("creating Pod %s: %w", pod.Name, err),
+		}, nil
 	}
+	err = fmt.Errorf("creating Pod %s: %w", pod.Name, err)
+	// A policy, a quota, a webhook or the server itself change without the
+	// At changing: the refusal is returned and retried with the
+	// controller's bounded backoff (maxRetryDelay), until the At's
+	// starting deadline makes it Missed. Only the API server's own
+	// validation of the Pod's fields, which the spec determines, is final.
+	judged := judgeRefusal(err)
+	return &lifecycle.Refusal{Reason: judged.reason, Err: err, Terminal: judged.terminal}, nil
 }
 
 // release removes the tracking finalizer from a Pod whose attempt the At's

@@ -1,6 +1,7 @@
 package lifecycle_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -38,11 +39,13 @@ import (
 //     or reported;
 //   - a reported outcome is that of a Pod of the At's own.
 //
-// The controller decides on a cache that may lag any number of steps
-// behind, confirms with fresh reads when Decide asks (the At, and the Pods
-// only when the decision rests on one's absence), and carries the
-// decision out in Reconcile's order (create, status, release, delete);
-// it may crash between any two of those writes or have one refused.
+// The controller is lifecycle.Reconcile itself, the code the controller
+// runs, over the model API server: it decides on a cache that may lag any
+// number of steps behind, confirms with fresh reads when Decide asks (the
+// At, and the Pods only when the decision rests on one's absence), and
+// carries the decision out in its order (create, status, release,
+// delete); it may crash between any two of those writes or have one
+// refused.
 
 // modelWorld is the model API server and the history it keeps.
 type modelWorld struct {
@@ -158,93 +161,116 @@ func (w *modelWorld) listPods() []corev1.Pod {
 	return out
 }
 
-// reconcile is one run of the controller: decide on the cache, confirm
-// when asked, then create, write status, release and delete in
-// Reconcile's order, stopping after a crash or a refused write.
+// reconcile is one run of the controller: lifecycle.Reconcile, the code the
+// controller runs, over the model API server (modelEffects). It decides on
+// the cache, confirms when asked, then creates, writes status, releases and
+// deletes in Reconcile's order, stopping after a crash or a refused write.
 func (w *modelWorld) reconcile() {
-	pods := w.cachePods
-	d := lifecycle.Decide(w.cacheAt, pods, w.now)
-	at := w.cacheAt
-	if d.Confirm || d.ConfirmPods {
-		// As Reconcile: the At afresh; the Pods afresh only when the decision
-		// rests on a Pod's absence.
-		at = nil
-		if w.at != nil {
-			at = w.at.DeepCopy()
-		}
-		podsLive := d.ConfirmPods
-		if podsLive {
-			pods = w.listPods()
-		}
-		d = lifecycle.Decide(at, pods, w.now)
-		if d.ConfirmPods && !podsLive {
-			pods = w.listPods()
-			d = lifecycle.Decide(at, pods, w.now)
+	_, _ = lifecycle.Reconcile(modelEffects{w}, w.now)
+}
+
+// errCrash is a controller that stopped between two writes; errConflict a
+// status write refused because the At changed since it was read.
+var (
+	errCrash    = errors.New("crashed")
+	errConflict = errors.New("conflict")
+)
+
+// modelEffects are lifecycle.Effects over the model API server: the cache is
+// a snapshot of some earlier step, and any write may crash the controller
+// or, with faults on, be refused.
+type modelEffects struct{ w *modelWorld }
+
+func (e modelEffects) crash() bool { return e.w.faults && e.w.rnd.IntN(8) == 0 }
+
+func (e modelEffects) CachedAt() (*cnatv1beta1.At, error) {
+	if e.w.cacheAt == nil {
+		return nil, nil
+	}
+	return e.w.cacheAt.DeepCopy(), nil
+}
+
+func (e modelEffects) CachedPods() ([]corev1.Pod, error) { return e.w.cachePods, nil }
+
+func (e modelEffects) FreshAt(*cnatv1beta1.At, lifecycle.Decision) (*cnatv1beta1.At, error) {
+	if e.w.at == nil {
+		return nil, nil
+	}
+	return e.w.at.DeepCopy(), nil
+}
+
+func (e modelEffects) FreshPods() ([]corev1.Pod, error) { return e.w.listPods(), nil }
+
+func (e modelEffects) CreatePod(at *cnatv1beta1.At, d lifecycle.Decision) (*lifecycle.Refusal, error) {
+	w := e.w
+	pod, err := apply.NewPod(at, d.Attempt, d.ScheduledTime, w.opts)
+	w.g.Expect(err).NotTo(HaveOccurred(), "rendering the Pod")
+	switch existing := w.pods[pod.Name]; {
+	case w.faults && w.rnd.IntN(10) == 0:
+		return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonPodForbidden, Err: errors.New("forbidden by a quota")}, nil
+	case existing != nil && !metav1.IsControlledBy(existing, at):
+		return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonPodNameTaken, Err: errors.New("taken")}, nil
+	case existing != nil:
+		return nil, nil // the At's own Pod, created by an earlier run
+	}
+	if w.at == nil || w.at.UID != at.UID {
+		// The API server's garbage collector would delete a Pod whose owner
+		// is gone; the model creates it with a deletion timestamp.
+		pod.DeletionTimestamp = ptr.To(metav1.NewTime(w.now))
+	}
+	for _, other := range w.pods {
+		if podIncarnation(other) == at.UID && mayRun(other) {
+			w.broken = append(w.broken, fmt.Sprintf("Pod %s of attempt %d created while Pod %s may still run",
+				pod.Name, d.Attempt, other.Name))
 		}
 	}
-	crash := func() bool { return w.faults && w.rnd.IntN(8) == 0 }
-	status := d.Status
-	if d.Action == lifecycle.CreatePod {
-		pod, err := apply.NewPod(at, d.Attempt, d.ScheduledTime, w.opts)
-		w.g.Expect(err).NotTo(HaveOccurred(), "rendering the Pod")
-		switch existing := w.pods[pod.Name]; {
-		case w.faults && w.rnd.IntN(10) == 0:
-			status = lifecycle.NotCreated(at, d, w.now, cnatv1beta1.ReasonPodForbidden, "forbidden by a quota")
-		case existing != nil && !metav1.IsControlledBy(existing, at):
-			status = lifecycle.NotCreated(at, d, w.now, cnatv1beta1.ReasonPodNameTaken, "taken")
-		case existing == nil:
-			if w.at == nil || w.at.UID != at.UID {
-				// The API server's garbage collector would delete a Pod whose
-				// owner is gone; the model creates it with a deletion timestamp.
-				pod.DeletionTimestamp = ptr.To(metav1.NewTime(w.now))
-			}
-			for _, other := range w.pods {
-				if podIncarnation(other) == at.UID && mayRun(other) {
-					w.broken = append(w.broken, fmt.Sprintf("Pod %s of attempt %d created while Pod %s may still run",
-						pod.Name, d.Attempt, other.Name))
-				}
-			}
-			pod.CreationTimestamp = metav1.NewTime(w.now)
-			pod.UID = types.UID(fmt.Sprintf("pod-%d", w.creations))
-			w.creations++
-			w.pods[pod.Name] = pod
-			if w.created[at.UID] == nil {
-				w.created[at.UID] = map[int32]int{}
-			}
-			w.created[at.UID][d.Attempt]++
-			w.made[pod.Name] = at.UID
-			return // as Reconcile: the next decision, on the Pod, writes the status
-		default: // the At's own Pod, created by an earlier run
-			return
-		}
-		if crash() {
-			return
-		}
+	pod.CreationTimestamp = metav1.NewTime(w.now)
+	pod.UID = types.UID(fmt.Sprintf("pod-%d", w.creations))
+	w.creations++
+	w.pods[pod.Name] = pod
+	if w.created[at.UID] == nil {
+		w.created[at.UID] = map[int32]int{}
 	}
-	if status != nil {
-		if w.at == nil || w.at.UID != at.UID || w.at.ResourceVersion != at.ResourceVersion || crash() {
-			return // conflict, or a write that failed
-		}
-		w.at.Status = *status.DeepCopy()
-		w.bump()
+	w.created[at.UID][d.Attempt]++
+	w.made[pod.Name] = at.UID
+	return nil, nil
+}
+
+func (e modelEffects) WriteStatus(at *cnatv1beta1.At, status *cnatv1beta1.AtStatus) error {
+	w := e.w
+	if w.at == nil || w.at.UID != at.UID || w.at.ResourceVersion != at.ResourceVersion {
+		return errConflict
 	}
-	for _, p := range d.Release {
-		if crash() {
-			return
-		}
-		live := w.pods[p.Name]
-		if live == nil || live.UID != p.UID {
-			continue
-		}
-		w.checkRelease(live)
-		live.Finalizers = nil
-		if live.DeletionTimestamp != nil {
-			w.podLeaves(live)
-		}
+	if e.crash() {
+		return errCrash
 	}
-	if d.Action == lifecycle.DeleteAt && w.at != nil && w.at.UID == at.UID {
-		w.deleteAt(false)
+	w.at.Status = *status.DeepCopy()
+	w.bump()
+	return nil
+}
+
+func (e modelEffects) Release(p *corev1.Pod) error {
+	w := e.w
+	if e.crash() {
+		return errCrash
 	}
+	live := w.pods[p.Name]
+	if live == nil || live.UID != p.UID {
+		return nil
+	}
+	w.checkRelease(live)
+	live.Finalizers = nil
+	if live.DeletionTimestamp != nil {
+		w.podLeaves(live)
+	}
+	return nil
+}
+
+func (e modelEffects) DeleteAt(at *cnatv1beta1.At) error {
+	if e.w.at != nil && e.w.at.UID == at.UID {
+		e.w.deleteAt(false)
+	}
+	return nil
 }
 
 // checkRelease records a Pod's finalizer going before its outcome is

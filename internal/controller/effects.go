@@ -1,0 +1,65 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/lifecycle"
+)
+
+// effects are lifecycle.Effects for one reconcile of one At: reads from the
+// cache and the API server, writes to the API server.
+type effects struct {
+	r   *AtReconciler
+	ctx context.Context
+	key types.NamespacedName
+}
+
+var _ lifecycle.Effects = (*effects)(nil)
+
+func (e *effects) CachedAt() (*cnatv1beta1.At, error) {
+	return e.r.readAt(e.ctx, e.r.Client, e.key)
+}
+
+func (e *effects) CachedPods() ([]corev1.Pod, error) {
+	return e.r.readPods(e.ctx, e.r.Client, e.key, e.r.podsIndexed)
+}
+
+func (e *effects) FreshAt(cached *cnatv1beta1.At, d lifecycle.Decision) (*cnatv1beta1.At, error) {
+	return e.r.confirmAt(e.ctx, e.key, cached, d)
+}
+
+func (e *effects) FreshPods() ([]corev1.Pod, error) {
+	return e.r.readPods(e.ctx, e.r.APIReader, e.key, false)
+}
+
+func (e *effects) CreatePod(at *cnatv1beta1.At, d lifecycle.Decision) (*lifecycle.Refusal, error) {
+	return e.r.createPod(e.ctx, at, d)
+}
+
+func (e *effects) WriteStatus(at *cnatv1beta1.At, status *cnatv1beta1.AtStatus) error {
+	return e.r.writeStatus(e.ctx, at, status)
+}
+
+func (e *effects) Release(pod *corev1.Pod) error {
+	return e.r.release(e.ctx, pod)
+}
+
+// DeleteAt deletes the At whose TTL is up: that very incarnation (its UID),
+// with its Pods deleted by the garbage collector in the background.
+func (e *effects) DeleteAt(at *cnatv1beta1.At) error {
+	ctrl.LoggerFrom(e.ctx).Info("Deleting At: its TTL after finishing is up", "ttlSecondsAfterFinished", *at.Spec.TTLSecondsAfterFinished)
+	err := e.r.Client.Delete(e.ctx, at, client.Preconditions{UID: &at.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting At after its TTL: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package lifecycle
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// Effects are what one reconcile of an At reads and writes. The controller
+// implements them over its cache and the API server; the model-based test
+// over its model API server, with crashes and refusals. Reconcile, the one
+// order in which they are used, is the same for both: the model test checks
+// the code that runs.
+type Effects interface {
+	// CachedAt and CachedPods read the At (nil if there is none) and the
+	// Pods labelled with its name as the controller's cache shows them.
+	CachedAt() (*cnatv1beta1.At, error)
+	CachedPods() ([]corev1.Pod, error)
+	// FreshAt reads the At from the API server for decision d, made on
+	// cached (the controller confirms Ats due together with one LIST).
+	FreshAt(cached *cnatv1beta1.At, d Decision) (*cnatv1beta1.At, error)
+	// FreshPods lists the At's Pods from the API server.
+	FreshPods() ([]corev1.Pod, error)
+	// CreatePod creates the Pod of d.Attempt. It returns nil when the Pod
+	// exists (created now, or by an earlier reconcile), else what refused
+	// it; an error when what happened is not known.
+	CreatePod(at *cnatv1beta1.At, d Decision) (*Refusal, error)
+	// WriteStatus writes status on at (only if it changed, conditioned on
+	// at's resourceVersion), with the Events of the change.
+	WriteStatus(at *cnatv1beta1.At, status *cnatv1beta1.AtStatus) error
+	// Release removes the tracking finalizer of pod.
+	Release(pod *corev1.Pod) error
+	// DeleteAt deletes at, whose TTL after finishing is up.
+	DeleteAt(at *cnatv1beta1.At) error
+}
+
+// Refusal is why the API server did not create a Pod.
+type Refusal struct {
+	// Reason is the At's status reason: PodForbidden, PodCreateFailed,
+	// PodNameTaken or InvalidSpec.
+	Reason string
+	// Message is what the At says; the text of Err when empty.
+	Message string
+	// Err is the refusal itself, returned by Reconcile.
+	Err error
+	// Terminal is set when trying again cannot help before the spec
+	// changes.
+	Terminal bool
+}
+
+// Result is what a reconcile leaves to do.
+type Result struct {
+	// Until is when to look again; zero: only on a change.
+	Until time.Time
+	// Stalled is set when the spec cannot be acted on: no retry helps until
+	// it is edited.
+	Stalled error
+}
+
+// Reconcile is one reconcile of an At: read it and its Pods from the cache
+// and decide; read afresh what the decision rests on and decide again;
+// then carry the decision out in the order that keeps the books — create
+// the Pod and stop there (the Pod records its attempt until the next
+// decision writes the status), or write the status, then release the Pods
+// it accounts for, then delete the At whose TTL is up. An error stops it
+// where it happened; the next reconcile starts over from what is stored.
+func Reconcile(e Effects, now time.Time) (Result, error) {
+	at, err := e.CachedAt()
+	if err != nil {
+		return Result{}, err
+	}
+	pods, err := e.CachedPods()
+	if err != nil {
+		return Result{}, err
+	}
+	d := Decide(at, pods, now)
+	if d.Confirm || d.ConfirmPods {
+		// The cache may lag behind the API server: read what the decision
+		// rests on afresh and decide again on that.
+		if at, err = e.FreshAt(at, d); err != nil {
+			return Result{}, err
+		}
+		podsFresh := d.ConfirmPods
+		if podsFresh {
+			if pods, err = e.FreshPods(); err != nil {
+				return Result{}, err
+			}
+		}
+		d = Decide(at, pods, now)
+		if d.ConfirmPods && !podsFresh {
+			if pods, err = e.FreshPods(); err != nil {
+				return Result{}, err
+			}
+			d = Decide(at, pods, now)
+		}
+	}
+	return carryOut(e, at, d, now)
+}
+
+func carryOut(e Effects, at *cnatv1beta1.At, d Decision, now time.Time) (Result, error) {
+	if d.Action == CreatePod {
+		refusal, err := e.CreatePod(at, d)
+		if err != nil {
+			return Result{}, err
+		}
+		if refusal == nil {
+			// The Pod exists and is the record of its attempt: the reconcile
+			// its watch event brings writes the status that reports it, so a
+			// burst of Ats due at once costs one request each before the
+			// next can start.
+			return Result{}, nil
+		}
+		// The refusal is the status, at once. The Pods of other
+		// incarnations (or no one's) are released all the same, or a name
+		// taken for good would hold them forever; the At's own wait for a
+		// decision whose status accounts for them.
+		message := refusal.Message
+		if message == "" {
+			message = refusal.Err.Error()
+		}
+		if err := e.WriteStatus(at, NotCreated(at, d, now, refusal.Reason, message)); err != nil {
+			return Result{}, err
+		}
+		for _, pod := range d.Release {
+			if ref := metav1.GetControllerOf(pod); ref != nil && ref.UID == at.UID {
+				continue
+			}
+			if err := e.Release(pod); err != nil {
+				return Result{}, err
+			}
+		}
+		if refusal.Terminal {
+			return Result{Stalled: refusal.Err}, nil
+		}
+		return Result{}, refusal.Err
+	}
+	if d.Status != nil {
+		if err := e.WriteStatus(at, d.Status); err != nil {
+			return Result{}, err
+		}
+	}
+	for _, pod := range d.Release {
+		if err := e.Release(pod); err != nil {
+			return Result{}, err
+		}
+	}
+	if d.Action == DeleteAt {
+		return Result{}, e.DeleteAt(at)
+	}
+	if d.InvalidSpec != nil {
+		return Result{Stalled: d.InvalidSpec}, nil
+	}
+	return Result{Until: d.Until}, nil
+}
