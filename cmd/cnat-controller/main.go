@@ -33,11 +33,10 @@ import (
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 //
-// The Pods the controller creates name their At as owner with
-// blockOwnerDeletion; under the OwnerReferencesPermissionEnforcement
-// admission plugin (OpenShift enables it) that needs update on the At's
-// finalizers subresource.
-//
+// The leader election Lease and the Events of the manager itself, in
+// cnat-system; the reviews that authenticate and authorize scrapers of the
+// metrics endpoint. The reconciler's own rules are beside it
+// (internal/controller/at_controller.go).
 
 // options are the controller's command-line settings.
 type options struct {

@@ -26,7 +26,8 @@ func newLogsCommand(streams genericiooptions.IOStreams, flags *genericclioptions
 		Use:   "logs AT [--attempt N] [-f]",
 		Short: "Print the logs of an At's Pod",
 		Long: `Print the logs of the Pod that ran the At: its latest attempt's Pod
-(status.podName), or with --attempt N the Pod of attempt N (<at>-<N>).
+(status.podName), or with --attempt N the Pod of attempt N
+(<at>-<first 8 characters of the At's UID>-<N>).
 -f follows the log while the Pod runs.
 
 When there is nothing to print, it says why: the At has not started a Pod

@@ -64,6 +64,11 @@ const podsByAt = "cnat.programming-kubernetes.info/at"
 // +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats/status,verbs=get;patch
 // +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats/finalizers,verbs=update
+//
+// The Pods the controller creates name their At as owner with
+// blockOwnerDeletion; under the OwnerReferencesPermissionEnforcement
+// admission plugin (OpenShift enables it) that needs update on the At's
+// finalizers subresource.
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -95,7 +100,7 @@ func (r *AtReconciler) confirmAt(ctx context.Context, key types.NamespacedName, 
 		cached.Status.ScheduledTime == nil || !cached.Status.ScheduledTime.Time.Equal(d.ScheduledTime) {
 		return get()
 	}
-	return r.dueReads.confirm(ctx, r.APIReader, cached, d.ScheduledTime, get)
+	return r.dueReads.confirm(ctx, r.APIReader, cached, d.ScheduledTime, r.Clock.Now(), get)
 }
 
 // readAt gets the At, nil if there is none, from the cache or from the API

@@ -84,9 +84,9 @@ type listedAt struct {
 // due, the instant cached's first start is due at (its
 // status.scheduledTime): cached itself if the instant's LIST shows it
 // unchanged, else what get, the At's own read, returns.
-func (c *dueReads) confirm(ctx context.Context, reader client.Reader, cached *cnatv1beta1.At, due time.Time, get func() (*cnatv1beta1.At, error)) (*cnatv1beta1.At, error) {
+func (c *dueReads) confirm(ctx context.Context, reader client.Reader, cached *cnatv1beta1.At, due, now time.Time, get func() (*cnatv1beta1.At, error)) (*cnatv1beta1.At, error) {
 	key := dueInstant{namespace: cached.Namespace, due: due.UTC()}
-	list, start := c.begin(key)
+	list, start := c.begin(key, now)
 	defer c.end(key)
 	if list != nil {
 		if start {
@@ -105,11 +105,11 @@ func (c *dueReads) confirm(ctx context.Context, reader client.Reader, cached *cn
 }
 
 // begin registers a confirmation of the instant and returns its LIST, if
-// there is one, and whether the caller is to make it.
-func (c *dueReads) begin(key dueInstant) (list *dueList, start bool) {
+// there is one, and whether the caller is to make it. now is the
+// reconciler's clock.
+func (c *dueReads) begin(key dueInstant, now time.Time) (list *dueList, start bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := time.Now()
 	if c.instants == nil {
 		c.instants = map[dueInstant]*dueConfirmations{}
 	}

@@ -65,7 +65,9 @@ func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- atsDesc }
 
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	var list cnatv1beta1.AtList
-	if err := c.cache.List(context.Background(), &list); err != nil {
+	// Read only: the cache's objects as they are, not a deep copy of every
+	// At on every scrape.
+	if err := c.cache.List(context.Background(), &list, client.UnsafeDisableDeepCopy); err != nil {
 		ch <- prometheus.NewInvalidMetric(atsDesc, err)
 		return
 	}

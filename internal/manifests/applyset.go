@@ -131,8 +131,6 @@ func (s *ApplySet) ParentRef() string {
 // inventory is what a parent records: the kinds of the members and the
 // namespaces that hold namespaced members.
 type inventory struct {
-	// exists is whether the parent exists.
-	exists     bool
 	groupKinds sets.Set[schema.GroupKind]
 	// namespaces includes the parent's own namespace.
 	namespaces sets.Set[string]
@@ -145,7 +143,6 @@ func newInventory() *inventory {
 // union returns an inventory that records what either records.
 func (inv *inventory) union(other *inventory) *inventory {
 	return &inventory{
-		exists:     inv.exists || other.exists,
 		groupKinds: inv.groupKinds.Union(other.groupKinds),
 		namespaces: inv.namespaces.Union(other.namespaces),
 	}
@@ -178,7 +175,6 @@ func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error
 	case err != nil:
 		return nil, fmt.Errorf("reading ApplySet parent %s: %w", s.ParentRef(), err)
 	}
-	inv.exists = true
 	tooling, ok := parent.Annotations[AnnotationApplySetTooling]
 	if !ok {
 		return nil, fmt.Errorf("ApplySet parent %s exists but has no %s annotation: it is not an ApplySet parent; choose another --name", s.ParentRef(), AnnotationApplySetTooling)
