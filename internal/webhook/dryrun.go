@@ -2,12 +2,10 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,16 +28,8 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 	if at.Status.Attempts > 0 {
 		return nil, nil // it has run: its Pods exist
 	}
-	rendered, err := apply.RenderPod(at, 1, time.Time{}, v.Pods)
+	pod, err := apply.NewPod(at, 1, time.Time{}, v.Pods)
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	raw, err := json.Marshal(rendered)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	pod := &corev1.Pod{}
-	if err := json.Unmarshal(raw, pod); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	// The At may have no UID or name yet; the dry run needs neither.
@@ -49,12 +39,19 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 	switch {
 	case err == nil:
 		return nil, nil
-	case apierrors.IsInvalid(err):
+	case apply.PodFieldsInvalid(err):
+		// The API server's own validation of the Pod's fields: the spec is
+		// wrong, and the At is refused naming its field.
 		return nil, invalid(at, podErrorsAsAtErrors(at, err))
-	case apierrors.IsForbidden(err):
-		return admission.Warnings{fmt.Sprintf("the Pod of this At would be refused if it ran now: %v", err)}, nil
-	default:
+	case apierrors.IsInternalError(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+		apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsUnexpectedServerError(err):
+		// The check could not be made: fail closed, the client retries.
 		return nil, apierrors.NewInternalError(fmt.Errorf("validating the At's Pod by a dry run: %w", err))
+	default:
+		// An admission plugin refused it, whatever code it chose (a quota's
+		// 403, a ValidatingAdmissionPolicy's 422, a webhook's 400): that can
+		// change before the At's time, and the controller reports it then.
+		return admission.Warnings{fmt.Sprintf("the Pod of this At would be refused if it ran now: %v", err)}, nil
 	}
 }
 
