@@ -3,9 +3,9 @@
 # embedded local cluster and judges them from the API server's audit log
 # (hack/chaos/). Deploys the local overlay, writes a kubeconfig for the
 # controller's ServiceAccount, runs the scenarios (arguments go to
-# hack/chaos, e.g. -size=small -scenarios=sigkill,janitor), then fails if any
-# controller log shows a request the RBAC refused. Logs and findings:
-# .local/chaos/.
+# hack/chaos, e.g. -size=small -scenarios=sigkill,janitor), installs cnat
+# again if the uninstall scenario removed it, then fails if any controller
+# log shows a request the RBAC refused. Logs and findings: .local/chaos/.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,6 +35,12 @@ status=0
   -work-dir "${work_dir}" \
   -cluster-dir "${root}/.local/kwok/clusters/cnat" \
   "$@") || status=$?
+# The uninstall scenario removes cnat (last): install it again, as the
+# cluster had it.
+if ! kubectl get crd ats.cnat.programming-kubernetes.info >/dev/null 2>&1; then
+  echo "chaos: installing kustomize/overlays/local again"
+  cnatctl apply -k "${root}/kustomize/overlays/local" --name local --prune >/dev/null || status=1
+fi
 # The apiserver scenario's logs are left out: a restarted API server refuses
 # requests until its RBAC informers have synced, whatever the RBAC says.
 for log in "${work_dir}"/logs/*.log; do

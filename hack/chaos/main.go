@@ -16,9 +16,10 @@
 // Each scenario runs in a namespace of its own, left for inspection, and
 // prints, after its findings, exactly one line
 //
-//	chaos <name>: ats=N pods=P duplicates=D lost=L
+//	chaos <name>: ats=N pods=P duplicates=D lost=L silent=S falseSucceeded=F
 //
-// The command exits 1 if any scenario has D or L above 0, or if the judge
+// The command exits 1 if any scenario has D, L, S or F above 0 or an attack
+// the API server should have refused got through (spoof), or if the judge
 // does not see the duplicate Pod the selfcheck scenario makes by hand.
 package main
 
@@ -36,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,6 +46,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
@@ -79,15 +82,19 @@ type size struct {
 	// settle is how long the Ats have, after the last attack, to be
 	// terminal.
 	settle time.Duration
+	// refusal is how long after the Ats' time their Pods are refused in
+	// policy and quota: longer than their starting deadline (10 s), and
+	// long enough for the controller to try each At more than once.
+	refusal time.Duration
 }
 
 var sizes = map[string]size{
-	"default": {ats: 200, kills: 12, leaderKills: 2, leaderStops: 1, restarts: 2, outage: 8 * time.Second, settle: 3 * time.Minute},
-	"small":   {ats: 20, kills: 3, leaderKills: 1, leaderStops: 1, restarts: 1, outage: 3 * time.Second, settle: 90 * time.Second},
+	"default": {ats: 200, kills: 12, leaderKills: 2, leaderStops: 1, restarts: 2, outage: 8 * time.Second, settle: 3 * time.Minute, refusal: 25 * time.Second},
+	"small":   {ats: 20, kills: 3, leaderKills: 1, leaderStops: 1, restarts: 1, outage: 3 * time.Second, settle: 90 * time.Second, refusal: 15 * time.Second},
 }
 
 // scenarioNames in the order they run.
-var scenarioNames = []string{"selfcheck", "sigkill", "leader", "apiserver", "webhook", "recreate", "poddelete", "janitor"}
+var scenarioNames = []string{"selfcheck", "sigkill", "leader", "apiserver", "webhook", "recreate", "poddelete", "janitor", "policy", "quota", "drain", "spoof", "uninstall"}
 
 func main() {
 	var cfg config
@@ -103,6 +110,8 @@ func main() {
 	flag.IntVar(&cfg.kills, "kills", 0, "SIGKILLs of the controller in sigkill and janitor, instead of the size's.")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "Seed of the random pauses between attacks (0: from the clock; printed).")
 	flag.Parse()
+	// controller-runtime's clients log nothing the harness needs.
+	ctrllog.SetLogger(logr.Discard())
 	if cfg.auditLog == "" {
 		cfg.auditLog = filepath.Join(cfg.clusterDir, "logs", "audit.log")
 	}
@@ -125,8 +134,12 @@ type harness struct {
 	rand      *rand.Rand
 	c         client.Client
 	clientset kubernetes.Interface
-	replicas  []*replica
-	proxy     *webhookProxy
+	// restConfig and scheme are the administrator's, from which the spoof
+	// scenario makes an impersonating client.
+	restConfig *rest.Config
+	scheme     *runtime.Scheme
+	replicas   []*replica
+	proxy      *webhookProxy
 	// scenario is the one running, for log names.
 	scenario string
 }
@@ -152,6 +165,9 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 			return false, fmt.Errorf("-scenarios: %q is not one of %s", s, strings.Join(scenarioNames, ", "))
 		}
 		selected = append(selected, s)
+	}
+	if i := slices.Index(selected, "uninstall"); i >= 0 && i != len(selected)-1 {
+		return false, errors.New("-scenarios: uninstall removes cnat from the cluster: it must come last")
 	}
 	if _, err := os.Stat(cfg.auditLog); err != nil {
 		return false, fmt.Errorf("no audit log at %s: the local cluster was created without hack/kwok/audit-policy.yaml; recreate it (make cluster-down cluster): %w", cfg.auditLog, err)
@@ -184,6 +200,11 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 		"recreate":  h.recreate,
 		"poddelete": h.podDelete,
 		"janitor":   h.janitor,
+		"policy":    h.policy,
+		"quota":     h.quota,
+		"drain":     h.drain,
+		"spoof":     h.spoof,
+		"uninstall": h.uninstall,
 	}
 	for _, name := range selected {
 		v, err := h.runScenario(ctx, name, scenarios[name])
@@ -191,13 +212,13 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 			return false, fmt.Errorf("scenario %s: %w", name, err)
 		}
 		if name == "selfcheck" {
-			if v.Duplicates != 1 || v.Lost != 0 {
-				fmt.Println("chaos selfcheck: the judge did not report the hand-made duplicate Pod as duplicates=1 lost=0")
+			if v.Duplicates != 1 || v.Lost != 0 || v.Silent != 0 || v.FalseSucceeded != 0 {
+				fmt.Println("chaos selfcheck: the judge did not report the hand-made duplicate Pod as duplicates=1 lost=0 silent=0 falseSucceeded=0")
 				failed = true
 			}
 			continue
 		}
-		if v.Duplicates > 0 || v.Lost > 0 {
+		if v.Failed() || v.breaches > 0 {
 			failed = true
 		}
 	}
@@ -212,6 +233,7 @@ func (h *harness) connect() error {
 	rc.QPS, rc.Burst = 200, 400
 	// Each distinct warning of the API server once.
 	rc.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
+	h.restConfig = rc
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -219,6 +241,7 @@ func (h *harness) connect() error {
 	if err := cnatv1beta1.AddToScheme(scheme); err != nil {
 		return err
 	}
+	h.scheme = scheme
 	if h.c, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
 		return err
 	}

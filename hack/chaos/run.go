@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -37,6 +38,19 @@ type run struct {
 	created []judge.Incarnation
 	// refused are names of Ats whose create the API server refused.
 	refused []string
+	// samples are how each At (by UID) stood while the run went on, for
+	// the judge's silent count (sample).
+	samples map[string][]judge.Sample
+	// breaches say what got through that the API server should have
+	// refused (spoof); each fails the run.
+	breaches []string
+}
+
+// outcome is a scenario's verdict and the attacks that should have been
+// refused but were not.
+type outcome struct {
+	judge.Verdict
+	breaches int
 }
 
 // atSpec is what a scenario asks of an At.
@@ -53,13 +67,18 @@ type atSpec struct {
 	backoffLimit int32
 	// labels go on its Pod template.
 	labels map[string]string
+	// deadline is its spec.startingDeadlineSeconds (0: none).
+	deadline int64
+	// expect is the phase the scenario knows it must end in ("": whatever
+	// its Pods say).
+	expect string
 }
 
-func (h *harness) runScenario(ctx context.Context, name string, body func(context.Context, *run) error) (judge.Verdict, error) {
+func (h *harness) runScenario(ctx context.Context, name string, body func(context.Context, *run) error) (outcome, error) {
 	h.scenario = name
 	ns := fmt.Sprintf("chaos-%s-%s", name, time.Now().UTC().Format("150405"))
 	if err := h.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return judge.Verdict{}, fmt.Errorf("creating namespace %s: %w", ns, err)
+		return outcome{}, fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
 	fmt.Printf("chaos %s: namespace %s\n", name, ns)
 	// Pods can be created once the controller manager has made the
@@ -70,26 +89,29 @@ func (h *harness) runScenario(ctx context.Context, name string, body func(contex
 			break
 		}
 		if time.Now().After(deadline) {
-			return judge.Verdict{}, fmt.Errorf("namespace %s has no default ServiceAccount after a minute: %w", ns, err)
+			return outcome{}, fmt.Errorf("namespace %s has no default ServiceAccount after a minute: %w", ns, err)
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return judge.Verdict{}, err
+			return outcome{}, err
 		}
 	}
-	r := &run{h: h, name: name, ns: ns}
+	r := &run{h: h, name: name, ns: ns, samples: map[string][]judge.Sample{}}
 	start := time.Now()
 	err := body(ctx, r)
 	h.stopReplicas()
 	if err != nil {
-		return judge.Verdict{}, err
+		return outcome{}, err
 	}
 	v, err := r.judge(ctx)
 	if err != nil {
-		return judge.Verdict{}, err
+		return outcome{}, err
+	}
+	for _, b := range r.breaches {
+		v.Findings = append(v.Findings, "breach: "+b)
 	}
 	findings := filepath.Join(h.cfg.workDir, name+".findings")
 	if err := os.WriteFile(findings, []byte(strings.Join(v.Findings, "\n")+"\n"), 0o644); err != nil {
-		return judge.Verdict{}, err
+		return outcome{}, err
 	}
 	for i, f := range v.Findings {
 		if i == 20 {
@@ -100,7 +122,17 @@ func (h *harness) runScenario(ctx context.Context, name string, body func(contex
 	}
 	fmt.Printf("chaos %s: took %s\n", name, time.Since(start).Round(time.Second))
 	fmt.Println(v.Line(name))
-	return v, nil
+	if len(r.breaches) > 0 {
+		fmt.Printf("chaos %s: %d attacks got through that the API server should have refused\n", name, len(r.breaches))
+	}
+	return outcome{Verdict: v, breaches: len(r.breaches)}, nil
+}
+
+// breach records an attack that got through.
+func (r *run) breach(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.breaches = append(r.breaches, fmt.Sprintf(format, args...))
 }
 
 // newAt is the At a scenario creates.
@@ -109,12 +141,17 @@ func (r *run) newAt(name string, s atSpec) *cnatv1beta1.At {
 	for k, v := range s.labels {
 		labels[k] = v
 	}
+	var deadline *int64
+	if s.deadline > 0 {
+		deadline = ptr.To(s.deadline)
+	}
 	return &cnatv1beta1.At{
 		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name},
 		Spec: cnatv1beta1.AtSpec{
-			Schedule:     s.at.UTC().Format(time.RFC3339),
-			Command:      s.command,
-			BackoffLimit: ptr.To(s.backoffLimit),
+			StartingDeadlineSeconds: deadline,
+			Schedule:                s.at.UTC().Format(time.RFC3339),
+			Command:                 s.command,
+			BackoffLimit:            ptr.To(s.backoffLimit),
 			Template: &corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: labels,
@@ -149,6 +186,7 @@ func (r *run) create(ctx context.Context, name string, s atSpec) error {
 	}
 	r.created = append(r.created, judge.Incarnation{
 		UID: string(at.UID), Namespace: at.Namespace, Name: at.Name, BackoffLimit: s.backoffLimit,
+		Due: s.at.Truncate(time.Second), Deadline: s.deadline > 0, Expect: s.expect,
 	})
 	return nil
 }
@@ -221,6 +259,53 @@ func (r *run) settle(ctx context.Context) error {
 	}
 }
 
+// sample records, every interval until the returned stop is called, how each
+// At of the namespace stands: its phase and reason, and whether a Pod of its
+// own exists. The Ats are listed first, then the Pods, so a Pod the At had
+// when it was listed is in the Pod list (it carries the tracking finalizer
+// until its run is recorded). The judge counts an At past its time by
+// judge.SilentAfter with no Pod and no reason that says why as silent.
+func (r *run) sample(ctx context.Context, interval time.Duration) (stop func()) {
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			r.sampleOnce(sctx)
+			if sleep(sctx, interval) != nil {
+				return
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (r *run) sampleOnce(ctx context.Context) {
+	now := time.Now()
+	var ats cnatv1beta1.AtList
+	if err := r.h.c.List(ctx, &ats, client.InNamespace(r.ns)); err != nil {
+		return
+	}
+	var pods metav1.PartialObjectMetadataList
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if err := r.h.c.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
+		return
+	}
+	hasPod := map[types.UID]bool{}
+	for i := range pods.Items {
+		if ref := metav1.GetControllerOfNoCopy(&pods.Items[i]); ref != nil {
+			hasPod[ref.UID] = true
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, at := range ats.Items {
+		r.samples[string(at.UID)] = append(r.samples[string(at.UID)], judge.Sample{
+			Time: now, Phase: string(at.Status.Phase), Reason: at.Status.Reason, HasPod: hasPod[at.UID],
+		})
+	}
+}
+
 // judge reads the audit log and the final objects and judges the run.
 func (r *run) judge(ctx context.Context) (judge.Verdict, error) {
 	f, err := os.Open(r.h.cfg.auditLog)
@@ -238,7 +323,8 @@ func (r *run) judge(ctx context.Context) (judge.Verdict, error) {
 	}
 	rec.Observe(pods.Items)
 	var ats cnatv1beta1.AtList
-	if err := r.h.c.List(ctx, &ats, client.InNamespace(r.ns)); err != nil {
+	// After the uninstall scenario there is no At, and no kind At.
+	if err := r.h.c.List(ctx, &ats, client.InNamespace(r.ns)); err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
 		return judge.Verdict{}, fmt.Errorf("listing the Ats: %w", err)
 	}
 	alive := map[types.UID]*cnatv1beta1.At{}
@@ -248,6 +334,7 @@ func (r *run) judge(ctx context.Context) (judge.Verdict, error) {
 	r.mu.Lock()
 	incarnations := make([]judge.Incarnation, 0, len(r.created))
 	for _, inc := range r.created {
+		inc.Samples = r.samples[inc.UID]
 		if at, ok := alive[types.UID(inc.UID)]; ok {
 			inc.Alive = true
 			inc.Phase = string(at.Status.Phase)
@@ -272,7 +359,7 @@ func (r *run) judge(ctx context.Context) (judge.Verdict, error) {
 			continue
 		}
 		err := r.h.c.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: name}, &cnatv1beta1.At{})
-		if !apierrors.IsNotFound(err) {
+		if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
 			v.Lost++
 			v.Findings = append(v.Findings, fmt.Sprintf("lost: At %s/%s: its create was refused, yet it exists (%v)", r.ns, name, err))
 		}

@@ -22,7 +22,7 @@ func pod(name, uid, owner string, phase corev1.PodPhase, exit *int32) corev1.Pod
 	p := corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: "chaos", Name: name, UID: types.UID(uid)},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "command"}}},
+		Spec:       corev1.PodSpec{NodeName: "kwok-node-0", Containers: []corev1.Container{{Name: "command"}}},
 		Status:     corev1.PodStatus{Phase: phase},
 	}
 	if owner != "" {
@@ -34,7 +34,7 @@ func pod(name, uid, owner string, phase corev1.PodPhase, exit *int32) corev1.Pod
 	if exit != nil {
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{
 			Name:  "command",
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: *exit}},
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: *exit, StartedAt: metav1.NewTime(t0)}},
 		}}
 	}
 	return p
@@ -52,6 +52,17 @@ func deletedWhileRunning(p corev1.Pod) corev1.Pod {
 func disrupted(p corev1.Pod) corev1.Pod {
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
 	return p
+}
+
+// unstarted is p Failed by its kubelet, disrupted before any container
+// started (no container status shows a start).
+func unstarted(p corev1.Pod) corev1.Pod {
+	p.Status.Phase = corev1.PodFailed
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name:  "command",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "ContainerStatusUnknown"}},
+	}}
+	return disrupted(p)
 }
 
 // event is one audit log line: verb on the Pod (subresource "" or
@@ -89,12 +100,14 @@ func succeeded(uid, podName string) Incarnation {
 func TestJudge(t *testing.T) {
 	zero, three := ptr.To[int32](0), ptr.To[int32](3)
 	tests := map[string]struct {
-		log            []string
-		incarnations   []Incarnation
-		wantPods       int
-		wantDuplicates int
-		wantLost       int
-		wantFinding    string
+		log                []string
+		incarnations       []Incarnation
+		wantPods           int
+		wantDuplicates     int
+		wantLost           int
+		wantSilent         int
+		wantFalseSucceeded int
+		wantFinding        string
 	}{
 		"one run, created by apply, reported": {
 			log: []string{
@@ -174,9 +187,9 @@ func TestJudge(t *testing.T) {
 				{UID: "old", Namespace: "chaos", Name: "x"},
 				succeeded("new", "x-1"),
 			},
-			wantPods:    1,
-			wantLost:    1,
-			wantFinding: "lost: At chaos/x (uid new): reports a run (Succeeded, Pod \"x-1\") but no Pod was ever created for it",
+			wantPods:           1,
+			wantFalseSucceeded: 1,
+			wantFinding:        "falseSucceeded: At chaos/x (uid new): reports a run (Succeeded, Pod \"x-1\") but no Pod was ever created for it",
 		},
 		"a re-created At stuck": {
 			incarnations: []Incarnation{{UID: "new", Namespace: "chaos", Name: "x", Alive: true, Phase: "Pending", Reason: "InvalidSpec"}},
@@ -197,10 +210,10 @@ func TestJudge(t *testing.T) {
 				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
 				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodFailed, three), 3),
 			},
-			incarnations: []Incarnation{succeeded("a1", "x-1")},
-			wantPods:     1,
-			wantLost:     1,
-			wantFinding:  "reports Succeeded (reason \"Completed\") but its last Pod x-1 (uid p1) Failed",
+			incarnations:       []Incarnation{succeeded("a1", "x-1")},
+			wantPods:           1,
+			wantFalseSucceeded: 1,
+			wantFinding:        "reports Succeeded (reason \"Completed\") but its last Pod x-1 (uid p1) Failed",
 		},
 		"a failed attempt with a retry left, not retried": {
 			log: []string{
@@ -210,7 +223,7 @@ func TestJudge(t *testing.T) {
 			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Failed", Reason: "PodDeleted", PodName: "x-1", ExitCode: three}},
 			wantPods:     1,
 			wantLost:     1,
-			wantFinding:  "failed with 1 of 2 attempts made: the retry it was owed never ran",
+			wantFinding:  "failed with 1 of 2 attempts used: the retry it was owed never ran",
 		},
 		"a Pod deleted before it finished, reported Failed": {
 			log: []string{
@@ -224,10 +237,10 @@ func TestJudge(t *testing.T) {
 				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
 				event("patch", "status", 200, deletedWhileRunning(pod("x-1", "p1", "a1", corev1.PodSucceeded, zero)), 3),
 			},
-			incarnations: []Incarnation{succeeded("a1", "x-1")},
-			wantPods:     1,
-			wantLost:     1,
-			wantFinding:  "reports Succeeded",
+			incarnations:       []Incarnation{succeeded("a1", "x-1")},
+			wantPods:           1,
+			wantFalseSucceeded: 1,
+			wantFinding:        "falseSucceeded: At chaos/x (uid a1): reports Succeeded",
 		},
 		"a Pod deleted while it ran, killed, reported PodDeleted with a retry left: no retry owed": {
 			log: []string{
@@ -244,21 +257,21 @@ func TestJudge(t *testing.T) {
 				event("create", "", 201, pod("x-2", "p2", "a1", corev1.PodPending, nil), 15),
 				event("patch", "status", 200, pod("x-2", "p2", "a1", corev1.PodSucceeded, zero), 16),
 			},
-			incarnations:   []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Succeeded", Reason: "Completed", PodName: "x-2", ExitCode: zero}},
-			wantPods:       2,
-			wantDuplicates: 1,
-			wantLost:       1, // and what it reports is the duplicate's run
-			wantFinding:    "was deleted while it ran",
+			incarnations:       []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Succeeded", Reason: "Completed", PodName: "x-2", ExitCode: zero}},
+			wantPods:           2,
+			wantDuplicates:     1,
+			wantFalseSucceeded: 1, // what it reports is the duplicate's run
+			wantFinding:        "was deleted while it ran",
 		},
 		"a Pod evicted while it ran that exited 0, reported Succeeded: a false Succeeded": {
 			log: []string{
 				event("patch", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
 				event("patch", "status", 200, disrupted(pod("x-1", "p1", "a1", corev1.PodSucceeded, zero)), 3),
 			},
-			incarnations: []Incarnation{succeeded("a1", "x-1")},
-			wantPods:     1,
-			wantLost:     1,
-			wantFinding:  "reports Succeeded",
+			incarnations:       []Incarnation{succeeded("a1", "x-1")},
+			wantPods:           1,
+			wantFalseSucceeded: 1,
+			wantFinding:        "falseSucceeded: At chaos/x (uid a1): reports Succeeded",
 		},
 		"another namespace and failed creates are ignored": {
 			log: []string{
@@ -270,17 +283,109 @@ func TestJudge(t *testing.T) {
 			incarnations: []Incarnation{succeeded("a1", "x-1")},
 			wantPods:     1,
 		},
+		"attempts disrupted before their command started do not use up the backoffLimit": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, unstarted(pod("x-1", "p1", "a1", corev1.PodPending, nil)), 2),
+				event("create", "", 201, pod("x-2", "p2", "a1", corev1.PodPending, nil), 3),
+				event("patch", "status", 200, unstarted(pod("x-2", "p2", "a1", corev1.PodPending, nil)), 4),
+				event("create", "", 201, pod("x-3", "p3", "a1", corev1.PodPending, nil), 5),
+				event("patch", "status", 200, pod("x-3", "p3", "a1", corev1.PodSucceeded, zero), 7),
+			},
+			incarnations: []Incarnation{succeeded("a1", "x-3")},
+			wantPods:     3,
+		},
+		"an attempt evicted after its command started uses up the backoffLimit": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, disrupted(deletedWhileRunning(pod("x-1", "p1", "a1", corev1.PodFailed, ptr.To[int32](137)))), 3),
+				event("create", "", 201, pod("x-2", "p2", "a1", corev1.PodPending, nil), 13),
+				event("patch", "status", 200, pod("x-2", "p2", "a1", corev1.PodSucceeded, zero), 15),
+			},
+			incarnations:       []Incarnation{succeeded("a1", "x-2")},
+			wantPods:           2,
+			wantDuplicates:     1,
+			wantFalseSucceeded: 1, // what it reports is the duplicate's run
+			wantFinding:        "attempt 2 of at most 1",
+		},
+		"evicted while it ran, a retry left: retried": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, disrupted(deletedWhileRunning(pod("x-1", "p1", "a1", corev1.PodFailed, ptr.To[int32](137)))), 3),
+				event("create", "", 201, pod("x-2", "p2", "a1", corev1.PodPending, nil), 13),
+				event("patch", "status", 200, pod("x-2", "p2", "a1", corev1.PodSucceeded, zero), 15),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Succeeded", Reason: "Completed", PodName: "x-2", ExitCode: zero}},
+			wantPods:     2,
+		},
+		"evicted while it ran, no retry left: Failed, Disrupted": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, disrupted(deletedWhileRunning(pod("x-1", "p1", "a1", corev1.PodFailed, ptr.To[int32](137)))), 3),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Alive: true, Phase: "Failed", Reason: "Disrupted", PodName: "x-1", ExitCode: ptr.To[int32](137)}},
+			wantPods:     1,
+		},
+		"evicted while it ran, a retry left, not retried": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, disrupted(deletedWhileRunning(pod("x-1", "p1", "a1", corev1.PodFailed, ptr.To[int32](137)))), 3),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Failed", Reason: "Disrupted", PodName: "x-1", ExitCode: ptr.To[int32](137)}},
+			wantPods:     1,
+			wantLost:     1,
+			wantFinding:  "the retry it was owed never ran",
+		},
+		"disrupted before it started, no retry left by the count, not retried": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, unstarted(pod("x-1", "p1", "a1", corev1.PodPending, nil)), 2),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Alive: true, Phase: "Failed", Reason: "Disrupted", PodName: "x-1"}},
+			wantPods:     1,
+			wantLost:     1,
+			wantFinding:  "failed with 0 of 1 attempts used",
+		},
+		"evicted while it ran, reported Succeeded: a false Succeeded": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, disrupted(deletedWhileRunning(pod("x-1", "p1", "a1", corev1.PodFailed, ptr.To[int32](137)))), 3),
+			},
+			incarnations:       []Incarnation{succeeded("a1", "x-1")},
+			wantPods:           1,
+			wantFalseSucceeded: 1,
+			wantFinding:        "its last Pod x-1 (uid p1) Failed, disrupted",
+		},
+		"refused past its deadline, Missed": {
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Deadline: true, Expect: "Missed", Alive: true, Phase: "Missed", Reason: "Missed"}},
+		},
+		"Missed without a deadline": {
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Alive: true, Phase: "Missed", Reason: "Missed"}},
+			wantLost:     1,
+			wantFinding:  "never ran its command (phase Missed",
+		},
+		"expected to miss its deadline, ran": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodSucceeded, zero), 3),
+			},
+			incarnations: []Incarnation{func() Incarnation { i := succeeded("a1", "x-1"); i.Deadline, i.Expect = true, "Missed"; return i }()},
+			wantPods:     1,
+			wantLost:     1,
+			wantFinding:  "the scenario expects Missed",
+		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
 			v := Judge(tt.incarnations, read(g, tt.log...))
-			want := Verdict{Ats: len(tt.incarnations), Pods: tt.wantPods, Duplicates: tt.wantDuplicates, Lost: tt.wantLost}
+			want := Verdict{Ats: len(tt.incarnations), Pods: tt.wantPods, Duplicates: tt.wantDuplicates, Lost: tt.wantLost, Silent: tt.wantSilent, FalseSucceeded: tt.wantFalseSucceeded}
 			g.Expect(v).To(BeComparableTo(want, cmpopts.IgnoreFields(Verdict{}, "Findings")), "findings:\n%s", strings.Join(v.Findings, "\n"))
 			if tt.wantFinding != "" {
 				g.Expect(v.Findings).To(ContainElement(ContainSubstring(tt.wantFinding)))
 			}
-			if tt.wantDuplicates+tt.wantLost == 0 {
+			g.Expect(v.Failed()).To(Equal(tt.wantDuplicates+tt.wantLost+tt.wantSilent+tt.wantFalseSucceeded > 0))
+			if tt.wantDuplicates+tt.wantLost+tt.wantSilent+tt.wantFalseSucceeded == 0 {
 				g.Expect(v.Findings).To(BeEmpty())
 			}
 		})
@@ -312,5 +417,72 @@ func TestReadAuditLines(t *testing.T) {
 
 func TestLine(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(Verdict{Ats: 200, Pods: 201, Duplicates: 1}.Line("sigkill")).To(Equal("chaos sigkill: ats=200 pods=201 duplicates=1 lost=0"))
+	g.Expect(Verdict{Ats: 200, Pods: 201, Duplicates: 1, Silent: 2, FalseSucceeded: 3}.Line("sigkill")).
+		To(Equal("chaos sigkill: ats=200 pods=201 duplicates=1 lost=0 silent=2 falseSucceeded=3"))
+}
+
+func TestSilent(t *testing.T) {
+	due := t0
+	at := func(after time.Duration, phase, reason string, hasPod bool) Sample {
+		return Sample{Time: due.Add(after), Phase: phase, Reason: reason, HasPod: hasPod}
+	}
+	tests := map[string]struct {
+		samples []Sample
+		silent  bool
+	}{
+		"no reason, no Pod, 20 s after its time": {samples: []Sample{at(20*time.Second, "Pending", "Scheduled", false)}, silent: true},
+		"no status at all, 40 s after":           {samples: []Sample{at(40*time.Second, "", "", false)}, silent: true},
+		"not yet 20 s after":                     {samples: []Sample{at(19*time.Second, "Pending", "Scheduled", false)}},
+		"refused by a policy":                    {samples: []Sample{at(25*time.Second, "Pending", "PodForbidden", false)}},
+		"refused by a webhook that is down":      {samples: []Sample{at(25*time.Second, "Pending", "PodCreateFailed", false)}},
+		"its Pod's name taken":                   {samples: []Sample{at(25*time.Second, "Pending", "PodNameTaken", false)}},
+		"missed its deadline":                    {samples: []Sample{at(25*time.Second, "Missed", "Missed", false)}},
+		"a Pod, status not yet written":          {samples: []Sample{at(25*time.Second, "Pending", "Scheduled", true)}},
+		"running, its retry refused":             {samples: []Sample{at(25*time.Second, "Running", "PodForbidden", false)}},
+		"told, then silent":                      {samples: []Sample{at(21*time.Second, "Pending", "PodForbidden", false), at(24*time.Second, "Pending", "Scheduled", false)}, silent: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			inc := Incarnation{UID: "a1", Namespace: "chaos", Name: "x", Due: due, Samples: tt.samples}
+			v := Judge([]Incarnation{inc}, Record{})
+			want := 0
+			if tt.silent {
+				want = 1
+			}
+			g.Expect(v.Silent).To(Equal(want), "findings:\n%s", strings.Join(v.Findings, "\n"))
+			if tt.silent {
+				g.Expect(v.Findings).To(ContainElement(ContainSubstring("silent: At chaos/x (uid a1): ")))
+			}
+		})
+	}
+}
+
+func TestUnstartedIsReadFromTheTerminalWrite(t *testing.T) {
+	g := NewWithT(t)
+	never := unstarted(pod("x-1", "p1", "a1", corev1.PodPending, nil))
+	unscheduled := disrupted(pod("x-2", "p2", "a1", corev1.PodFailed, nil))
+	unscheduled.Spec.NodeName = ""
+	ran := disrupted(deletedWhileRunning(pod("x-3", "p3", "a1", corev1.PodFailed, ptr.To[int32](137))))
+	byPodGC := unstarted(pod("x-4", "p4", "a1", corev1.PodPending, nil))
+	byPodGC.Status.Conditions[0].Reason = "DeletionByPodGC"
+	plain := pod("x-5", "p5", "a1", corev1.PodFailed, nil)
+	rec := read(g,
+		event("patch", "status", 200, never, 1),
+		event("patch", "status", 200, unscheduled, 2),
+		event("patch", "status", 200, ran, 3),
+		event("patch", "status", 200, byPodGC, 4),
+		event("patch", "status", 200, plain, 5),
+	)
+	got := map[string]bool{}
+	for _, e := range rec.Ends {
+		got[e.PodUID] = e.Unstarted
+	}
+	g.Expect(got).To(Equal(map[string]bool{
+		"p1": true,  // its kubelet: no container ever started
+		"p2": true,  // never scheduled
+		"p3": false, // evicted while it ran
+		"p4": false, // PodGC's word is not its kubelet's
+		"p5": false, // not disrupted: a failure
+	}))
 }

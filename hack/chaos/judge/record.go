@@ -54,6 +54,11 @@ type PodEnd struct {
 	// Disrupted is set when the Pod carried the DisruptionTarget condition
 	// when it ended: an eviction, a preemption, PodGC.
 	Disrupted bool
+	// Unstarted is set when the Pod was disrupted before its command could
+	// start: never scheduled, or ended Failed by its kubelet with no
+	// container ever started (not by PodGC, whose word is not its
+	// kubelet's). Such an attempt does not count against backoffLimit.
+	Unstarted bool
 }
 
 // Record is what the API server did to Pods during a run.
@@ -198,9 +203,14 @@ func endOf(pod *corev1.Pod, t time.Time) (PodEnd, bool) {
 	}
 	end := PodEnd{PodUID: string(pod.UID), Phase: pod.Status.Phase, Time: t}
 	end.Deleted = pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds > 0
-	for _, c := range pod.Status.Conditions {
-		end.Disrupted = end.Disrupted || c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue
+	var disruption *corev1.PodCondition
+	for i, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			disruption = &pod.Status.Conditions[i]
+		}
 	}
+	end.Disrupted = disruption != nil
+	end.Unstarted = disruption != nil && neverStarted(pod, disruption.Reason)
 	if len(pod.Spec.Containers) > 0 {
 		for _, s := range pod.Status.ContainerStatuses {
 			if s.Name == pod.Spec.Containers[0].Name && s.State.Terminated != nil {
@@ -210,6 +220,31 @@ func endOf(pod *corev1.Pod, t time.Time) (PodEnd, bool) {
 		}
 	}
 	return end, true
+}
+
+// neverStarted reports whether a disrupted Pod's command certainly never
+// started: it was never scheduled, or its kubelet ended it Failed with no
+// container running or terminated after a start, ever.
+func neverStarted(pod *corev1.Pod, disruptionReason string) bool {
+	if pod.Status.Phase == corev1.PodSucceeded {
+		return false
+	}
+	if pod.Spec.NodeName == "" {
+		return true
+	}
+	if pod.Status.Phase != corev1.PodFailed || disruptionReason == "DeletionByPodGC" {
+		return false
+	}
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range statuses {
+			for _, state := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
+				if state.Running != nil || state.Terminated != nil && !state.Terminated.StartedAt.IsZero() {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // sortCreates orders creates by the time the API server received them.

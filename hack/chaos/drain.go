@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// drainedRun is how long the Pods of the drain scenario run: long enough to
+// be evicted while they run.
+const drainedRun = 15 * time.Second
+
+// drain: Ats due together whose Pods run drainedRun, half with a retry
+// (backoffLimit 1); once they run, the simulated nodes but one are drained
+// one after another, as kubectl drain does: cordoned, every Pod of the
+// scenario on the node evicted through the Eviction API, uncordoned once
+// they stopped. An evicted run is never Succeeded; an At with a retry left
+// runs again (on another node), one without fails (Disrupted).
+func (h *harness) drain(ctx context.Context, r *run) error {
+	if err := h.replicas[0].start(ctx, false); err != nil {
+		return err
+	}
+	stop := r.sample(ctx, 2*time.Second)
+	defer stop()
+	nodes, err := h.simulatedNodes(ctx)
+	if err != nil {
+		return err
+	}
+	if len(nodes) < 2 {
+		return fmt.Errorf("drain needs two simulated nodes, one to drain and one to take the retries; the cluster has %d", len(nodes))
+	}
+	at := fireTime(h.size.ats)
+	spec := func(i int) atSpec {
+		s := atSpec{at: at, command: "echo chaos", duration: drainedRun.String()}
+		if i%2 == 1 {
+			s.backoffLimit = 1
+		}
+		return s
+	}
+	if err := r.createMany(ctx, "n", h.size.ats, spec); err != nil {
+		return err
+	}
+	// Until every At's Pod runs, for at most 10 s after their time.
+	if err := sleepUntil(ctx, at); err != nil {
+		return err
+	}
+	for deadline := at.Add(10 * time.Second); time.Now().Before(deadline); {
+		var pods corev1.PodList
+		if err := h.c.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
+			return err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if running >= h.size.ats {
+			break
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		for _, node := range nodes {
+			_ = h.cordon(context.Background(), node, false)
+		}
+	}()
+	evicted := 0
+	for _, node := range nodes[:len(nodes)-1] {
+		n, err := r.drainNode(ctx, node)
+		if err != nil {
+			return err
+		}
+		evicted += n
+	}
+	fmt.Printf("chaos drain: %d Pods evicted from %d of %d simulated nodes, %s after the Ats' time\n", evicted, len(nodes)-1, len(nodes), time.Since(at).Round(100*time.Millisecond))
+	return r.settle(ctx)
+}
+
+// simulatedNodes are the names of the nodes kwok simulates, sorted.
+func (h *harness) simulatedNodes(ctx context.Context) ([]string, error) {
+	var nodes corev1.NodeList
+	if err := h.c.List(ctx, &nodes, client.MatchingLabels{simulatedKey: simulatedValue}); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	var names []string
+	for _, n := range nodes.Items {
+		if n.Annotations["kwok.x-k8s.io/node"] == "fake" {
+			names = append(names, n.Name)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// cordon marks the node unschedulable, or schedulable again.
+func (h *harness) cordon(ctx context.Context, node string, unschedulable bool) error {
+	patch := fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, unschedulable)
+	return h.c.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, client.RawPatch(types.MergePatchType, patch))
+}
+
+// drainNode cordons the node, evicts every Pod of cnat's in the scenario's
+// namespace on it that has not finished, waits (at most a minute) until
+// they stopped, and uncordons it. It returns how many it evicted.
+func (r *run) drainNode(ctx context.Context, node string) (int, error) {
+	if err := r.h.cordon(ctx, node, true); err != nil {
+		return 0, fmt.Errorf("cordoning %s: %w", node, err)
+	}
+	var pods corev1.PodList
+	if err := r.h.c.List(ctx, &pods, client.InNamespace(r.ns), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
+		return 0, fmt.Errorf("listing the Pods on %s: %w", node, err)
+	}
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		evicted []types.UID
+		failed  error
+	)
+	for _, pod := range pods.Items {
+		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		wg.Go(func() {
+			err := r.h.clientset.PolicyV1().Evictions(r.ns).Evict(ctx, &policyv1.Eviction{
+				ObjectMeta:    metav1.ObjectMeta{Namespace: r.ns, Name: pod.Name},
+				DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				evicted = append(evicted, pod.UID)
+			case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+				// Gone, or another Pod by now.
+			default:
+				failed = fmt.Errorf("evicting Pod %s/%s: %w", r.ns, pod.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if failed != nil {
+		return 0, failed
+	}
+	// kubectl drain waits until the evicted Pods are gone; these stay (the
+	// tracking finalizer) until the controller recorded them: stopped is
+	// enough.
+	for deadline := time.Now().Add(time.Minute); ; {
+		var now corev1.PodList
+		if err := r.h.c.List(ctx, &now, client.InNamespace(r.ns), client.MatchingFields{"spec.nodeName": node}); err != nil {
+			return 0, err
+		}
+		running := 0
+		for _, p := range now.Items {
+			if slices.Contains(evicted, p.UID) && p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
+				running++
+			}
+		}
+		if running == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("%d evicted Pods on %s still not stopped a minute later", running, node)
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return 0, err
+		}
+	}
+	fmt.Printf("chaos drain: node %s drained: %d Pods evicted\n", node, len(evicted))
+	return len(evicted), r.h.cordon(ctx, node, false)
+}

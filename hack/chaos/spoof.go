@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// spoofUser is the user the spoof scenario impersonates: bound, in the
+// scenario's namespace only, to a Role with every verb on Pods that a
+// forger needs, and nothing else.
+const spoofUser = "chaos-pod-writer"
+
+// podClaimsRefusal is what the API server says when the policy
+// cnat-pod-claims refuses a write.
+const podClaimsRefusal = "ValidatingAdmissionPolicy 'cnat-pod-claims'"
+
+// spoof: a user who may create, get, list, patch, update and delete Pods in
+// the namespace (never the administrator) forges the attempt-1 Pod of every
+// At not yet due (named as the controller would name it, with cnat's
+// labels, its tracking finalizer and a controller ownerReference to the
+// At), and, while cnat's Pods run, removes and changes their labels, strips
+// their finalizer and forges their attempt-2 Pod. The API server must refuse
+// every one (the policy cnat-pod-claims); a write that gets through is a
+// breach. The Ats must run as if nothing happened.
+func (h *harness) spoof(ctx context.Context, r *run) error {
+	if err := h.replicas[0].start(ctx, false); err != nil {
+		return err
+	}
+	stop := r.sample(ctx, 2*time.Second)
+	defer stop()
+	forger, err := r.impersonate(ctx)
+	if err != nil {
+		return err
+	}
+	sp := &spoofing{r: r, c: forger}
+
+	half := max(1, h.size.ats/2)
+	at := fireTime(h.size.ats)
+	later := at.Add(15 * time.Second)
+	runs := func(int) atSpec { return atSpec{at: at, command: "echo chaos", duration: "8s"} }
+	waits := func(int) atSpec { return atSpec{at: later, command: "echo later", duration: "1s"} }
+
+	// The Ats that run first: their Pods are attacked once they run.
+	var seen sync.Map
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stopWatch, err := r.watchPods(ctx, func(pod *corev1.Pod) {
+		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil || !strings.HasPrefix(pod.Labels[cnatv1beta1.LabelAt], "now-") {
+			return
+		}
+		if _, loaded := seen.LoadOrStore(pod.UID, true); loaded {
+			return
+		}
+		wg.Go(func() { sp.tamper(ctx, pod.DeepCopy()) })
+	})
+	if err != nil {
+		return err
+	}
+	defer stopWatch()
+	if err := r.createMany(ctx, "now", half, runs); err != nil {
+		return err
+	}
+	if err := r.createMany(ctx, "later", h.size.ats-half, waits); err != nil {
+		return err
+	}
+	// The Ats not yet due: their first attempt forged.
+	var ats cnatv1beta1.AtList
+	if err := h.c.List(ctx, &ats, client.InNamespace(r.ns)); err != nil {
+		return err
+	}
+	var forging sync.WaitGroup
+	for i := range ats.Items {
+		at := &ats.Items[i]
+		if strings.HasPrefix(at.Name, "later-") {
+			forging.Go(func() { sp.forge(ctx, at, 1) })
+		}
+	}
+	forging.Wait()
+	if time.Now().After(later) {
+		return errors.New("the forgeries took until the Ats they forged were due: the scenario proves nothing")
+	}
+	if err := sleepUntil(ctx, later); err != nil {
+		return err
+	}
+	err = r.settle(ctx)
+	wg.Wait()
+	if n := sp.attacks.Load(); n > 0 {
+		fmt.Printf("chaos spoof: %d of %d forgeries and tamperings refused by the policy cnat-pod-claims (%d Pods tampered with)\n",
+			sp.refused.Load(), n, sp.tampered.Load())
+	}
+	if sp.tampered.Load() == 0 {
+		return errors.New("no running Pod of cnat's was tampered with: the scenario proves nothing")
+	}
+	return err
+}
+
+// impersonate gives the spoof user its Role in the namespace and returns a
+// client that acts as that user. An ordinary Pod (dry run) must be allowed:
+// otherwise the refusals would prove nothing.
+func (r *run) impersonate(ctx context.Context) (client.Client, error) {
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: spoofUser},
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"pods"},
+			Verbs: []string{"create", "get", "list", "patch", "update", "delete"},
+		}},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: spoofUser},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: spoofUser},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: spoofUser}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		if err := r.h.c.Create(ctx, obj); err != nil {
+			return nil, fmt.Errorf("creating %T %s: %w", obj, spoofUser, err)
+		}
+	}
+	rc := rest.CopyConfig(r.h.restConfig)
+	rc.Impersonate = rest.ImpersonationConfig{UserName: spoofUser}
+	c, err := client.New(rc, client.Options{Scheme: r.h.scheme})
+	if err != nil {
+		return nil, err
+	}
+	// RBAC takes effect through the API server's informers: wait for it.
+	for start := time.Now(); ; {
+		err := c.Create(ctx, r.probePod(nil), client.DryRunAll)
+		if err == nil {
+			return c, nil
+		}
+		if time.Since(start) > time.Minute {
+			return nil, fmt.Errorf("user %s may not create an ordinary Pod a minute after its RoleBinding: %w", spoofUser, err)
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// spoofing counts the forger's attempts.
+type spoofing struct {
+	r                          *run
+	c                          client.Client
+	attacks, refused, tampered atomic.Int64
+}
+
+// attack counts one write the API server must refuse: a 403 of the policy
+// cnat-pod-claims. Anything else — admitted, or refused for another reason,
+// which would hide whether the policy holds — is a breach.
+func (s *spoofing) attack(what string, err error) {
+	s.attacks.Add(1)
+	switch {
+	case err == nil:
+		s.r.breach("%s: admitted", what)
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), podClaimsRefusal):
+		s.refused.Add(1)
+	default:
+		s.r.breach("%s: not refused by the policy cnat-pod-claims: %v", what, err)
+	}
+}
+
+// forge creates, as the forger, the Pod the controller would make for the
+// At's attempt: its name, cnat's labels, the tracking finalizer, a
+// controller ownerReference to the At (without blockOwnerDeletion, so that
+// only the policy stands in the way).
+func (s *spoofing) forge(ctx context.Context, at *cnatv1beta1.At, attempt int) {
+	pod := s.r.probePod(map[string]string{
+		cnatv1beta1.LabelAt:      at.Name,
+		cnatv1beta1.LabelAtUID:   string(at.UID),
+		cnatv1beta1.LabelAttempt: fmt.Sprint(attempt),
+	})
+	pod.Name = fmt.Sprintf("%s-%s-%d", at.Name, string(at.UID)[:8], attempt)
+	pod.Finalizers = []string{cnatv1beta1.TrackingFinalizer}
+	pod.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: cnatv1beta1.GroupVersion.String(), Kind: "At", Name: at.Name, UID: at.UID, Controller: ptr.To(true),
+	}}
+	pod.Annotations = map[string]string{annotationDuration: "1s"}
+	s.attack(fmt.Sprintf("forging Pod %s of At %s", pod.Name, at.Name), s.c.Create(ctx, pod))
+}
+
+// tamper, as the forger, removes and changes the claims of a running Pod of
+// cnat's, strips its tracking finalizer, and forges the next attempt's Pod.
+func (s *spoofing) tamper(ctx context.Context, pod *corev1.Pod) {
+	s.tampered.Add(1)
+	target := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}}
+	for _, p := range []struct{ what, patch string }{
+		{"removing the at label", fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, cnatv1beta1.LabelAt)},
+		{"changing the at-uid label", fmt.Sprintf(`{"metadata":{"labels":{%q:"forged"}}}`, cnatv1beta1.LabelAtUID)},
+		{"changing the attempt label", fmt.Sprintf(`{"metadata":{"labels":{%q:"9"}}}`, cnatv1beta1.LabelAttempt)},
+		{"removing the ownerReference", `{"metadata":{"ownerReferences":null}}`},
+	} {
+		err := s.c.Patch(ctx, target, client.RawPatch(types.MergePatchType, []byte(p.patch)))
+		s.attack(fmt.Sprintf("%s of Pod %s", p.what, pod.Name), err)
+	}
+	// Strip the finalizer with an update, as kubectl edit would.
+	live := &corev1.Pod{}
+	if err := s.c.Get(ctx, client.ObjectKeyFromObject(pod), live); err == nil {
+		live.Finalizers = slices.DeleteFunc(live.Finalizers, func(f string) bool { return f == cnatv1beta1.TrackingFinalizer })
+		s.attack(fmt.Sprintf("removing the tracking finalizer of Pod %s", pod.Name), s.c.Update(ctx, live))
+	}
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil {
+		s.r.breach("Pod %s has no controller ownerReference", pod.Name)
+		return
+	}
+	at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: ref.Name, UID: ref.UID}}
+	s.forge(ctx, at, 2)
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// uninstall: with runs in flight (Pods running), cnat is uninstalled as the
+// README says: every At deleted while the controller runs, then a wait until
+// no Pod carries cnat's label (the controller releases each Pod's tracking
+// finalizer), then the overlay deleted. Then the scenario's namespace is
+// deleted: no Pod and no namespace may stay Terminating. It removes cnat
+// from the cluster, so it runs last; hack/chaos.sh installs cnat again.
+func (h *harness) uninstall(ctx context.Context, r *run) error {
+	if err := h.replicas[0].start(ctx, false); err != nil {
+		return err
+	}
+	at := fireTime(h.size.ats)
+	spec := func(i int) atSpec {
+		s := burst(at)(i)
+		s.duration = "30s"
+		return s
+	}
+	if err := r.createMany(ctx, "u", h.size.ats, spec); err != nil {
+		return err
+	}
+	// Until the Pods run, for at most 10 s after the Ats' time.
+	running := 0
+	for deadline := at.Add(10 * time.Second); time.Now().Before(deadline) && running < h.size.ats; {
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+		var pods corev1.PodList
+		if err := h.c.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
+			return err
+		}
+		running = 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+	}
+	fmt.Printf("chaos uninstall: %d Pods running; uninstalling as the README says\n", running)
+	start := time.Now()
+	steps := [][]string{
+		{"delete", "ats", "--all", "--all-namespaces", "--wait=false"},
+		{"wait", "--for=delete", "pods", "--all-namespaces", "-l", cnatv1beta1.LabelAt, "--timeout=5m"},
+	}
+	for _, args := range steps {
+		if err := h.kubectl(ctx, args...); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("chaos uninstall: every At deleted and its Pods gone after %s\n", time.Since(start).Round(100*time.Millisecond))
+	h.stopReplicas()
+	if err := h.kubectl(ctx, "delete", "-k", "kustomize/overlays/local", "--ignore-not-found", "--wait=true", "--timeout=5m"); err != nil {
+		return err
+	}
+	fmt.Printf("chaos uninstall: the overlay deleted after %s\n", time.Since(start).Round(100*time.Millisecond))
+
+	// Nothing may be left Terminating: no Pod, and the scenario's namespace
+	// goes away.
+	if err := h.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		err := h.c.Get(ctx, client.ObjectKey{Name: r.ns}, &corev1.Namespace{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			r.breach("namespace %s still Terminating two minutes after its deletion", r.ns)
+			break
+		}
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	var pods corev1.PodList
+	if err := h.c.List(ctx, &pods, client.HasLabels{cnatv1beta1.LabelAt}); err != nil {
+		return err
+	}
+	for _, p := range pods.Items {
+		r.breach("Pod %s/%s of cnat's left after the uninstall (deletion %v, finalizers %v)", p.Namespace, p.Name, p.DeletionTimestamp, p.Finalizers)
+	}
+	var namespaces corev1.NamespaceList
+	if err := h.c.List(ctx, &namespaces); err != nil {
+		return err
+	}
+	for _, ns := range namespaces.Items {
+		if ns.DeletionTimestamp != nil && strings.HasPrefix(ns.Name, "chaos-") || ns.Name == "cnat-system" {
+			r.breach("namespace %s left after the uninstall (phase %s)", ns.Name, ns.Status.Phase)
+		}
+	}
+	fmt.Printf("chaos uninstall: namespace %s gone, no Pod of cnat's left, %s after the uninstall began\n", r.ns, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// kubectl runs kubectl as the administrator, from the repository's root
+// (hack/chaos.sh puts bin/ on the PATH).
+func (h *harness) kubectl(ctx context.Context, args ...string) error {
+	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", h.cfg.kubeconfig}, args...)...)
+	// What each step deleted or waited for is noise; its errors are not.
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("kubectl %s: %w", strings.Join(args, " "), err)
+	}
+	return nil
+}
