@@ -129,8 +129,10 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 }
 
 // cnatPods lists the Pods labelled as an At's in every namespace: those
-// that still carry the tracking finalizer, and those that do not (released
-// Pods of Ats deleted with --cascade=orphan), as namespace/name.
+// that still carry the tracking finalizer, and the released ones without
+// an owner (Pods of Ats deleted with --cascade=orphan, which nothing will
+// delete), as namespace/name. Released Pods of a deleted At that still name
+// it as their owner are the garbage collector's, and soon gone.
 func (h *harness) cnatPods(ctx context.Context) (tracked, released []string, err error) {
 	var pods corev1.PodList
 	if err := h.c.List(ctx, &pods, client.HasLabels{cnatv1beta1.LabelAt}); err != nil {
@@ -138,9 +140,11 @@ func (h *harness) cnatPods(ctx context.Context) (tracked, released []string, err
 	}
 	for _, p := range pods.Items {
 		name := p.Namespace + "/" + p.Name
-		if slices.Contains(p.Finalizers, cnatv1beta1.TrackingFinalizer) {
+		switch {
+		case slices.Contains(p.Finalizers, cnatv1beta1.TrackingFinalizer):
 			tracked = append(tracked, name)
-		} else {
+		case metav1.GetControllerOfNoCopy(&p) == nil:
+			// Orphaned: the garbage collector will not delete it.
 			released = append(released, name)
 		}
 	}
