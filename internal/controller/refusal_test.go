@@ -74,7 +74,7 @@ func TestRefusedPodsAreJudgedByMeaning(t *testing.T) {
 			h.g.Eventually(func(g Gomega) {
 				_, err := h.r.Reconcile(h.ctx, ctrl.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "lifted"}})
 				g.Expect(err).NotTo(HaveOccurred())
-			}).Should(Succeed())
+			}, 30*time.Second, 200*time.Millisecond).Should(Succeed(), "runs once the refusal is lifted (the API server learns of it through informers)")
 			h.reconcile("lifted")
 			h.g.Expect(h.pods("lifted")).To(HaveLen(1))
 			h.g.Expect(h.at("lifted").Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
@@ -204,7 +204,9 @@ func (h *harness) waitUntilPodsRefused() {
 		ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: h.ns},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 	}
+	// The API server takes policies and webhooks in through informers: on a
+	// loaded machine that can take seconds.
 	h.g.Eventually(func() error {
 		return apiClient.Create(h.ctx, probe.DeepCopy(), client.DryRunAll)
-	}).Should(HaveOccurred(), fmt.Sprintf("Pods refused in %s", h.ns))
+	}, 30*time.Second, 100*time.Millisecond).Should(HaveOccurred(), fmt.Sprintf("Pods refused in %s", h.ns))
 }

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -57,7 +58,8 @@ func TestPodRefusedByAPolicyIsNotAnInvalidAt(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: ns},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 	}
-	g.Eventually(func() error { return adminClient.Create(ctx, probe.DeepCopy(), client.DryRunAll) }).Should(HaveOccurred(), "the policy is in force")
+	g.Eventually(func() error { return adminClient.Create(ctx, probe.DeepCopy(), client.DryRunAll) }, 30*time.Second, 100*time.Millisecond).
+		Should(HaveOccurred(), "the policy is in force")
 
 	at := &cnatv1beta1.At{
 		ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns},
