@@ -71,7 +71,7 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 		}
 		if len(tracked) == 0 {
 			if len(orphans) > 0 {
-				fmt.Printf("chaos uninstall: note: %d released Pods keep the label %s (orphaned with their At, e.g. %s): the README's kubectl wait --for=delete on that label would wait for them in vain\n",
+				fmt.Printf("chaos uninstall: note: %d released Pods keep the label %s (orphaned with their At, e.g. %s): a kubectl wait --for=delete on that label would wait for them in vain, which is why the README waits for the tracking finalizer\n",
 					len(orphans), cnatv1beta1.LabelAt, orphans[0])
 			}
 			break
