@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/testenv"
 )
 
 // A refuser is something in the cluster, not in the At, that refuses the
@@ -115,31 +116,7 @@ func TestRetryBackoffIsBounded(t *testing.T) {
 // default, Invalid, when empty).
 func denyingPolicy(reason metav1.StatusReason) func(h *harness) func() {
 	return func(h *harness) func() {
-		name := "deny-pods-" + h.ns
-		policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-				FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-				MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-						Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-					},
-				}}},
-				Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "no Pods here for now"}},
-			},
-		}
-		if reason != "" {
-			policy.Spec.Validations[0].Reason = &reason
-		}
-		binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-				PolicyName:        name,
-				ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-				MatchResources:    &admissionregistrationv1.MatchResources{NamespaceSelector: namespaceSelector(h.ns)},
-			},
-		}
+		policy, binding := testenv.DenyPodsPolicy(h.ns, reason)
 		h.g.Expect(apiClient.Create(h.ctx, policy)).To(Succeed())
 		h.g.Expect(apiClient.Create(h.ctx, binding)).To(Succeed())
 		h.waitUntilPodsRefused()
