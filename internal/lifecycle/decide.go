@@ -25,6 +25,7 @@ package lifecycle
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -369,11 +370,14 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 // controller's read). The Pod runs what it was made from; the At says so.
 func (w world) noteEarlierSpec(d *Decision, pod *corev1.Pod) {
 	ran := pod.Annotations[cnatv1beta1.AnnotationSpecHash]
-	if ran == "" || d.Status == nil || ran == apply.SpecHash(w.at) {
+	generation := pod.Annotations[cnatv1beta1.AnnotationSpecGeneration]
+	// The generation moves with every spec change: while it is the Pod's,
+	// nothing changed, and the digest need not be computed on every look.
+	if ran == "" || d.Status == nil || generation == strconv.FormatInt(w.at.Generation, 10) || ran == apply.SpecHash(w.at) {
 		return
 	}
 	d.Status.Message += fmt.Sprintf("; Pod %s runs the spec of generation %s: spec.command or spec.template changed since it was created",
-		pod.Name, pod.Annotations[cnatv1beta1.AnnotationSpecGeneration])
+		pod.Name, generation)
 }
 
 // unstartedBefore counts the attempts before latest that were disrupted
