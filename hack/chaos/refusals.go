@@ -51,15 +51,20 @@ func refused(at time.Time) func(int) atSpec {
 func (r *run) probePod(labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "chaos-probe", Labels: labels},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			NodeSelector:  map[string]string{simulatedKey: simulatedValue},
-			Tolerations: []corev1.Toleration{{
-				Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue,
-				Effect: corev1.TaintEffectNoSchedule,
-			}},
-			Containers: []corev1.Container{{Name: "command", Image: "busybox:1.37"}},
-		},
+		Spec:       simulatedPodSpec(nil),
+	}
+}
+
+// simulatedPodSpec is a Pod spec for the simulated nodes running command.
+func simulatedPodSpec(command []string) corev1.PodSpec {
+	return corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		NodeSelector:  map[string]string{simulatedKey: simulatedValue},
+		Tolerations: []corev1.Toleration{{
+			Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue,
+			Effect: corev1.TaintEffectNoSchedule,
+		}},
+		Containers: []corev1.Container{{Name: "command", Image: "busybox:1.37", Command: command}},
 	}
 }
 

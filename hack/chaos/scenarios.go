@@ -57,15 +57,7 @@ func (h *harness) selfcheck(ctx context.Context, r *run) error {
 				Controller: ptr.To(true),
 			}},
 		},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			NodeSelector:  map[string]string{simulatedKey: simulatedValue},
-			Tolerations: []corev1.Toleration{{
-				Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue,
-				Effect: corev1.TaintEffectNoSchedule,
-			}},
-			Containers: []corev1.Container{{Name: "command", Image: "busybox:1.37", Command: []string{"/bin/sh", "-c", "echo once"}}},
-		},
+		Spec: simulatedPodSpec([]string{"/bin/sh", "-c", "echo once"}),
 	}
 	if err := h.c.Create(ctx, pod); err != nil {
 		return fmt.Errorf("creating the hand-made duplicate Pod: %w", err)
