@@ -30,7 +30,7 @@ before() { awk -v k="$1" -v n="$2" '$1 == k && $2 == n { $1 = ""; $2 = ""; sub(/
 # processes in the kubepods cgroups), their shims and containerd.
 stop_process kubelet "${kubelet_config}"
 for _ in $(seq 1 50); do
-  pids="$(find "${cgroup_root}"/*/kubepods -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u || true)"
+  pids="$(kubepods_pids)"
   [[ -n "${pids}" ]] || break
   # shellcheck disable=SC2086 # one pid per word
   kill -KILL ${pids} 2>/dev/null || true
@@ -49,11 +49,7 @@ done
 
 # The kubelet's cgroups (hack/real-node-up.sh starts only where there are
 # none of another kubelet).
-for hierarchy in "${cgroup_root}"/*/; do
-  if [[ -d "${hierarchy}kubepods" ]]; then
-    find "${hierarchy}kubepods" -depth -type d -exec rmdir {} +
-  fi
-done
+remove_kubepods_cgroups
 
 # The network: the DNAT and the guard, the bridge, the Pods' connections.
 for entry in "nat PREROUTING ${nat_chain}" "filter INPUT ${filter_chain}"; do

@@ -103,7 +103,15 @@ mkdir -p "${state_dir}"
 chain_exists() { iptables -t "$1" -S "$2" >/dev/null 2>&1; }
 if [[ ! -f "${host_before}" ]]; then
   if compgen -G "${cgroup_root}/*/kubepods" >/dev/null; then
-    die "another kubelet's cgroups (${cgroup_root}/*/kubepods) are on this machine; a second kubelet cannot run beside it"
+    # A kubelet that was killed (a machine's session ended, a checkout was
+    # deleted before make cluster-down) leaves its cgroups behind, empty.
+    # Only a running kubelet, or containers still in them, make them
+    # another node's.
+    if pgrep -x kubelet >/dev/null || [[ -n "$(kubepods_pids)" ]]; then
+      die "another kubelet's cgroups (${cgroup_root}/*/kubepods) are on this machine, in use; a second kubelet cannot run beside it"
+    fi
+    echo "real-node-up: removing the empty kubepods cgroups a stopped kubelet left behind"
+    remove_kubepods_cgroups
   fi
   {
     for key in "${recorded_sysctls[@]}"; do

@@ -97,6 +97,22 @@ stop_process() {
   rm -f "${state_dir}/${name}.pid"
 }
 
+# kubepods_pids prints the processes in the kubelet's cgroups, one per line.
+kubepods_pids() {
+  find "${cgroup_root}"/*/kubepods -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u || true
+}
+
+# remove_kubepods_cgroups removes the kubelet's cgroups, deepest first; they
+# must hold no process.
+remove_kubepods_cgroups() {
+  local hierarchy
+  for hierarchy in "${cgroup_root}"/*/; do
+    if [[ -d "${hierarchy}kubepods" ]]; then
+      find "${hierarchy}kubepods" -depth -type d -exec rmdir {} +
+    fi
+  done
+}
+
 ctr_k8s() {
   ctr --address "${containerd_socket}" --namespace k8s.io "$@"
 }
