@@ -7,8 +7,8 @@
 # so that Pods without placement of their own run for real.
 # Everything listens on 127.0.0.1; all state lives in .local/. Does nothing if
 # the cluster is already up, and creates it afresh if it exists but is not
-# healthy. Changes to hack/kwok/ take effect once the cluster is recreated:
-# hack/cluster-down.sh && hack/cluster-up.sh.
+# healthy or was created from other hack/kwok/ files (stages, audit policy)
+# than the checkout's.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,6 +44,15 @@ healthy() {
   awk 'NR > 1 && $2 != "Ready" { bad = 1 } END { exit bad || NR < 2 }' <<<"${status}"
 }
 
+# config is the digest of what the cluster is created from; it is stored
+# beside the cluster, so that a change to hack/kwok/ recreates it.
+config="$(cat "${root}"/hack/kwok/* | sha256sum | cut -d' ' -f1)"
+config_file="${KWOK_WORKDIR}/clusters/${cluster}/cnat-config.sha256"
+
+if healthy && [[ "$(cat "${config_file}" 2>/dev/null)" != "${config}" ]]; then
+  echo "cluster-up: hack/kwok/ changed since cluster ${cluster} was created: recreating it"
+  "${root}/hack/cluster-down.sh"
+fi
 if healthy; then
   kwokctl --name "${cluster}" get kubeconfig >"${kubeconfig}"
   echo "cluster-up: cluster ${cluster} is already up"
@@ -75,6 +84,7 @@ kwokctl --name "${cluster}" \
   --kube-audit-policy "${root}/hack/kwok/audit-policy.yaml" \
   --wait 2m
 kwokctl --name "${cluster}" get kubeconfig >"${kubeconfig}"
+echo "${config}" >"${config_file}"
 
 kwokctl --name "${cluster}" scale node --replicas "${nodes}"
 kubectl wait --for=condition=Ready nodes --all --timeout=2m

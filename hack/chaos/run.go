@@ -33,6 +33,9 @@ type run struct {
 	h    *harness
 	name string
 	ns   string
+	// began is just before its namespace was created: audit files
+	// rotated before it hold nothing of the run.
+	began time.Time
 
 	mu      sync.Mutex
 	created []judge.Incarnation
@@ -76,7 +79,8 @@ type atSpec struct {
 
 func (h *harness) runScenario(ctx context.Context, name string, body func(context.Context, *run) error) (outcome, error) {
 	h.scenario = name
-	ns := fmt.Sprintf("chaos-%s-%s", name, time.Now().UTC().Format("150405"))
+	began := time.Now()
+	ns := fmt.Sprintf("chaos-%s-%s", name, began.UTC().Format("150405"))
 	if err := h.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return outcome{}, fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
@@ -95,7 +99,7 @@ func (h *harness) runScenario(ctx context.Context, name string, body func(contex
 			return outcome{}, err
 		}
 	}
-	r := &run{h: h, name: name, ns: ns, samples: map[string][]judge.Sample{}}
+	r := &run{h: h, name: name, ns: ns, began: began, samples: map[string][]judge.Sample{}}
 	start := time.Now()
 	err := body(ctx, r)
 	h.stopReplicas()
@@ -308,12 +312,7 @@ func (r *run) sampleOnce(ctx context.Context) {
 
 // judge reads the audit log and the final objects and judges the run.
 func (r *run) judge(ctx context.Context) (judge.Verdict, error) {
-	f, err := os.Open(r.h.cfg.auditLog)
-	if err != nil {
-		return judge.Verdict{}, err
-	}
-	defer func() { _ = f.Close() }()
-	rec, err := judge.ReadAudit(f, func(ns string) bool { return ns == r.ns })
+	rec, err := judge.ReadAuditFiles(r.h.cfg.auditLog, r.began, func(ns string) bool { return ns == r.ns })
 	if err != nil {
 		return judge.Verdict{}, err
 	}

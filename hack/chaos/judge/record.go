@@ -65,6 +65,10 @@ type PodEnd struct {
 type Record struct {
 	Creates []PodCreate
 	Ends    []PodEnd
+	// Began is set when the log holds the create of the run's namespace
+	// (a namespace for which inNamespace is true): the log reaches back to
+	// the run's start, so no Pod of the run can be missing from it.
+	Began bool
 }
 
 // auditEvent holds the fields of an audit.k8s.io/v1 Event the judge reads.
@@ -117,6 +121,12 @@ func ReadAudit(r io.Reader, inNamespace func(string) bool) (Record, error) {
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			// Tolerated only if it is the last line.
 			pendingErr = fmt.Errorf("audit log line %d: %w", line, err)
+			continue
+		}
+		if ev.Stage == "ResponseComplete" && ev.ObjectRef != nil && ev.ResponseStatus != nil &&
+			ev.ObjectRef.APIGroup == "" && ev.ObjectRef.Resource == "namespaces" && ev.Verb == "create" &&
+			ev.ResponseStatus.Code == 201 && inNamespace(ev.ObjectRef.Name) {
+			rec.Began = true
 			continue
 		}
 		if ev.Stage != "ResponseComplete" || ev.ObjectRef == nil || ev.ResponseStatus == nil ||
