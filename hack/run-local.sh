@@ -71,9 +71,19 @@ fi
 
 # --- The sample At ----------------------------------------------------------
 
-schedule="$(date -u -d '+5 seconds' +%Y-%m-%dT%H:%M:%SZ)"
-kubectl delete at hello --ignore-not-found --wait=true >/dev/null
-kubectl apply -f - >/dev/null <<YAML
+# sample creates the At "hello", shows its status as it changes and then
+# what its command printed. It reports its own failures and returns 1
+# rather than exiting: what goes wrong while showing the sample (a log that
+# cannot be read, an At that does not finish in time) is told, and the
+# controller started above keeps running for the next At.
+sample() {
+  local schedule columns line previous="" phase="" reason exit_code pod message deadline node annotation labels output
+  # Nodes added since make cluster (kwokctl scale node) are marked like the
+  # others before the sample picks one.
+  place_simulated_nodes | sed 's/^/run-local: /'
+  schedule="$(date -u -d '+5 seconds' +%Y-%m-%dT%H:%M:%SZ)"
+  kubectl delete at hello --ignore-not-found --wait=true >/dev/null || return 1
+  kubectl apply -f - >/dev/null <<YAML || return 1
 apiVersion: cnat.programming-kubernetes.info/v1beta1
 kind: At
 metadata:
@@ -83,56 +93,69 @@ spec:
   schedule: "${schedule}"
   command: echo "Hello from cnat, in Pod \$(hostname)"
 YAML
-echo "run-local: created the At \"hello\": schedule ${schedule}, command: echo \"Hello from cnat, in Pod \$(hostname)\""
-echo "run-local: its status as it changes (kubectl get at hello --watch):"
+  echo "run-local: created the At \"hello\": schedule ${schedule}, command: echo \"Hello from cnat, in Pod \$(hostname)\""
+  echo "run-local: its status as it changes (kubectl get at hello --watch):"
 
-# Each change of the At's status, until it has finished or two minutes have
-# passed: phase, reason, exit code, Pod, message (the only field with
-# spaces, so last).
-columns='PHASE:.status.phase,REASON:.status.reason,EXIT:.status.exitCode,POD:.status.podName,MESSAGE:.status.message'
-exec {watch}< <(kubectl get at hello --watch --no-headers --output "custom-columns=${columns}")
-watcher=$!
-row() { printf '  %-8s  %-9s  %-16s  %-9s  %-24s  %s\n' "$@"; }
-row TIME PHASE REASON "EXIT CODE" POD MESSAGE
-previous=""
-phase=""
-deadline=$((SECONDS + 120))
-while ((SECONDS < deadline)) && IFS= read -r -t $((deadline - SECONDS)) line <&"${watch}"; do
-  line="${line//<none>/-}"
-  [[ "${line}" == "${previous}" ]] && continue
-  previous="${line}"
-  read -r phase reason exit_code pod message <<<"${line}"
-  row "$(date +%T)" "${phase}" "${reason}" "${exit_code}" "${pod}" "${message}"
-  case "${phase}" in Succeeded | Failed | Missed) break ;; esac
-done
-kill "${watcher}" 2>/dev/null || true
-exec {watch}<&-
-watcher=""
+  # Each change of the At's status, until it has finished or two minutes
+  # have passed: phase, reason, exit code, Pod, message (the only field
+  # with spaces, so last).
+  columns='PHASE:.status.phase,REASON:.status.reason,EXIT:.status.exitCode,POD:.status.podName,MESSAGE:.status.message'
+  exec {watch}< <(kubectl get at hello --watch --no-headers --output "custom-columns=${columns}")
+  watcher=$!
+  row TIME PHASE REASON "EXIT CODE" POD MESSAGE
+  deadline=$((SECONDS + 120))
+  while ((SECONDS < deadline)) && IFS= read -r -t $((deadline - SECONDS)) line <&"${watch}"; do
+    line="${line//<none>/-}"
+    [[ "${line}" == "${previous}" ]] && continue
+    previous="${line}"
+    read -r phase reason exit_code pod message <<<"${line}"
+    row "$(date +%T)" "${phase}" "${reason}" "${exit_code}" "${pod}" "${message}"
+    case "${phase}" in Succeeded | Failed | Missed) break ;; esac
+  done
+  kill "${watcher}" 2>/dev/null || true
+  exec {watch}<&-
+  watcher=""
 
-case "${phase}" in
-  Succeeded | Failed | Missed) ;;
-  *)
-    echo "run-local: the At has not finished within two minutes; kubectl describe at hello says why" >&2
-    exit 1
-    ;;
-esac
-if [[ "${phase}" != Succeeded ]]; then
-  echo "run-local: it ended ${phase}: $(kubectl get at hello -o jsonpath='{.status.reason}: {.status.message}')"
-fi
+  case "${phase}" in
+    Succeeded | Failed | Missed) ;;
+    *)
+      echo "run-local: the At has not finished within two minutes; kubectl describe at hello says why" >&2
+      return 1
+      ;;
+  esac
+  if [[ "${phase}" != Succeeded ]]; then
+    echo "run-local: it ended ${phase}: $(kubectl get at hello -o jsonpath='{.status.reason}: {.status.message}')"
+  fi
 
-pod="$(kubectl get at hello -o jsonpath='{.status.podName}')"
-if [[ -n "${pod}" ]]; then
-  node="$(kubectl get pod "${pod}" -o jsonpath='{.spec.nodeName}')"
-  labels="$(kubectl get node "${node}" -o jsonpath="{.metadata.labels}")"
+  pod="$(kubectl get at hello -o jsonpath='{.status.podName}')" || return 1
+  [[ -n "${pod}" ]] || return 0
+  node="$(kubectl get pod "${pod}" -o jsonpath='{.spec.nodeName}')" || return 1
+  # Simulated is what kwok plays the kubelet of (its annotation), whether or
+  # not the node was labelled.
+  annotation="$(kubectl get node "${node}" -o jsonpath='{.metadata.annotations.kwok\.x-k8s\.io/node}')" || return 1
+  labels="$(kubectl get node "${node}" -o jsonpath='{.metadata.labels}')" || return 1
+  if [[ "${annotation}" == fake ]]; then
+    echo "run-local: ${simulated_line}: Pod ${pod} went to the simulated node ${node}, which ran nothing, printed nothing and reported exit code 0"
+    return 0
+  fi
   if [[ "${labels}" == *"\"${real_node_key}\":\"true\""* ]]; then
     echo "run-local: its output (cnatctl logs hello: the log of Pod ${pod} on the real node ${node}):"
-    cnatctl logs hello | sed 's/^/  | /'
-  elif [[ "${labels}" == *"\"${simulated_key}\":\"true\""* ]]; then
-    echo "run-local: ${simulated_line}: Pod ${pod} went to the simulated node ${node}, which ran nothing, printed nothing and reported exit code 0"
   else
     echo "run-local: Pod ${pod} ran on node ${node}; its output (cnatctl logs hello):"
-    cnatctl logs hello | sed 's/^/  | /'
   fi
+  if ! output="$(cnatctl logs hello 2>&1)"; then
+    echo "run-local: cnatctl logs hello could not read it: ${output}" >&2
+    return 1
+  fi
+  sed 's/^/  | /' <<<"${output}"
+}
+
+row() { printf '  %-8s  %-9s  %-16s  %-9s  %-24s  %s\n' "$@"; }
+
+sample_ok=true
+if ! sample; then
+  sample_ok=false
+  echo "run-local: the sample did not complete (said above)." >&2
 fi
 
 cat <<EOF
@@ -146,7 +169,8 @@ Next, in another shell:
 EOF
 
 if [[ -z "${controller}" ]]; then
-  exit 0
+  [[ "${sample_ok}" == true ]]
+  exit
 fi
 echo
 echo "run-local: the controller keeps running; its log follows (${log#"${root}/"}). Ctrl-C stops it."
