@@ -644,7 +644,7 @@ func TestEvents(t *testing.T) {
 		before, after *cnatv1beta1.AtStatus
 		want          []string
 	}{
-		{"first look", st("", "", 0), st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, 0), []string{"Normal Scheduled"}},
+		{"first look", st("", "", 0), st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, 0), nil},
 		{"started", st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, 0), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), []string{"Normal Started"}},
 		{"unchanged", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), nil},
 		{"retrying", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRetrying, 1), []string{"Warning Retrying"}},

@@ -91,10 +91,14 @@ type Event struct {
 }
 
 // Events are the Events that announce the change from the status before to
-// the status after: the schedule, a started attempt, a retry, a Pod that
-// does not start, a refusal, the outcome. Derived from the two statuses
-// alone, so a status written twice (after a failed write, by a restarted
-// controller) is announced once.
+// the status after: a started attempt, a retry, a Pod that does not start,
+// a refusal, the outcome. An At that runs as it should gets two, Started and
+// its outcome. Its schedule is not announced: the Ready condition and
+// status.scheduledTime already say it, and an Event per pending At would
+// keep the Event recorder's cache (every Event for 6 to 12 minutes) growing
+// with the number of Ats. Derived from the two statuses alone, so a status
+// written twice (after a failed write, by a restarted controller) is
+// announced once.
 func Events(before, after *cnatv1beta1.AtStatus) []Event {
 	if after == nil {
 		return nil
@@ -122,8 +126,6 @@ func Events(before, after *cnatv1beta1.AtStatus) []Event {
 		// Also on the first look: a Pod refused at its time is what the
 		// user must hear, not that the At is scheduled.
 		add(corev1.EventTypeWarning, after.Reason)
-	case after.Phase == cnatv1beta1.PhasePending && before.Phase == "":
-		add(corev1.EventTypeNormal, cnatv1beta1.ReasonScheduled)
 	case after.Phase == cnatv1beta1.PhaseRunning && before.Attempts != after.Attempts:
 		add(corev1.EventTypeNormal, cnatv1beta1.ReasonStarted)
 		if after.Reason == cnatv1beta1.ReasonPodPending {
