@@ -218,7 +218,7 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 			}
 			continue
 		}
-		if v.Failed() || v.breaches > 0 {
+		if v.Failed() || v.breaches > 0 || v.missedWindow() {
 			failed = true
 		}
 	}

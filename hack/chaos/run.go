@@ -44,16 +44,28 @@ type run struct {
 	// samples are how each At (by UID) stood while the run went on, for
 	// the judge's silent count (sample).
 	samples map[string][]judge.Sample
+	// kills are when the scenario SIGKILLed a controller.
+	kills []time.Time
 	// breaches say what got through that the API server should have
 	// refused (spoof); each fails the run.
 	breaches []string
 }
 
-// outcome is a scenario's verdict and the attacks that should have been
-// refused but were not.
+// outcome is a scenario's verdict, the attacks that should have been
+// refused but were not, and the controller kills that landed between a Pod
+// create and the At status write after it (judge.KillsInWindow).
 type outcome struct {
 	judge.Verdict
-	breaches int
+	breaches      int
+	kills         int
+	killsInWindow int
+}
+
+// missedWindow reports whether the scenario killed the controller but
+// never between a Pod create and its At's status write: it did not test
+// what its kills are for.
+func (o outcome) missedWindow() bool {
+	return o.kills > 0 && o.killsInWindow == 0
 }
 
 // atSpec is what a scenario asks of an At.
@@ -106,10 +118,11 @@ func (h *harness) runScenario(ctx context.Context, name string, body func(contex
 	if err != nil {
 		return outcome{}, err
 	}
-	v, err := r.judge(ctx)
+	v, rec, err := r.judge(ctx)
 	if err != nil {
 		return outcome{}, err
 	}
+	o := outcome{Verdict: v, breaches: len(r.breaches), kills: len(r.kills), killsInWindow: judge.KillsInWindow(r.kills, rec)}
 	for _, b := range r.breaches {
 		v.Findings = append(v.Findings, "breach: "+b)
 	}
@@ -129,7 +142,21 @@ func (h *harness) runScenario(ctx context.Context, name string, body func(contex
 	if len(r.breaches) > 0 {
 		fmt.Printf("chaos %s: %d attacks got through that the API server should have refused\n", name, len(r.breaches))
 	}
-	return outcome{Verdict: v, breaches: len(r.breaches)}, nil
+	if o.kills > 0 {
+		fmt.Printf("chaos %s: %d of %d SIGKILLs landed between a Pod create and the status write of its At that followed\n", name, o.killsInWindow, o.kills)
+	}
+	if o.missedWindow() {
+		fmt.Printf("chaos %s: no SIGKILL landed in that window: the run did not test a crash there\n", name)
+	}
+	return o, nil
+}
+
+// kill SIGKILLs rep and records when.
+func (r *run) kill(rep *replica) error {
+	r.mu.Lock()
+	r.kills = append(r.kills, time.Now())
+	r.mu.Unlock()
+	return rep.kill()
 }
 
 // breach records an attack that got through.
@@ -310,21 +337,22 @@ func (r *run) sampleOnce(ctx context.Context) {
 	}
 }
 
-// judge reads the audit log and the final objects and judges the run.
-func (r *run) judge(ctx context.Context) (judge.Verdict, error) {
+// judge reads the audit log and the final objects and judges the run; the
+// record is what the audit log showed.
+func (r *run) judge(ctx context.Context) (judge.Verdict, judge.Record, error) {
 	rec, err := judge.ReadAuditFiles(r.h.cfg.auditLog, r.began, func(ns string) bool { return ns == r.ns })
 	if err != nil {
-		return judge.Verdict{}, err
+		return judge.Verdict{}, judge.Record{}, err
 	}
 	var pods corev1.PodList
 	if err := r.h.c.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
-		return judge.Verdict{}, fmt.Errorf("listing the Pods: %w", err)
+		return judge.Verdict{}, judge.Record{}, fmt.Errorf("listing the Pods: %w", err)
 	}
 	rec.Observe(pods.Items)
 	var ats cnatv1beta1.AtList
 	// After the uninstall scenario there is no At, and no kind At.
 	if err := r.h.c.List(ctx, &ats, client.InNamespace(r.ns)); err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
-		return judge.Verdict{}, fmt.Errorf("listing the Ats: %w", err)
+		return judge.Verdict{}, judge.Record{}, fmt.Errorf("listing the Ats: %w", err)
 	}
 	alive := map[types.UID]*cnatv1beta1.At{}
 	for i := range ats.Items {
@@ -363,5 +391,5 @@ func (r *run) judge(ctx context.Context) (judge.Verdict, error) {
 			v.Findings = append(v.Findings, fmt.Sprintf("lost: At %s/%s: its create was refused, yet it exists (%v)", r.ns, name, err))
 		}
 	}
-	return v, nil
+	return v, rec, nil
 }

@@ -67,23 +67,23 @@ func (h *harness) selfcheck(ctx context.Context, r *run) error {
 
 // killLoop SIGKILLs replica 0 kills times, each a random 0.3–2.5s after it
 // became ready, and starts it again each time.
-func (h *harness) killLoop(ctx context.Context, kills int) error {
-	r := h.replicas[0]
+func (h *harness) killLoop(ctx context.Context, r *run, kills int) error {
+	rep := h.replicas[0]
 	for i := range kills {
-		if !r.running() {
-			if err := r.start(ctx, false); err != nil {
+		if !rep.running() {
+			if err := rep.start(ctx, false); err != nil {
 				return err
 			}
 		}
 		if err := h.pause(ctx, 300*time.Millisecond, 2500*time.Millisecond); err != nil {
 			return err
 		}
-		if err := r.kill(); err != nil {
+		if err := r.kill(rep); err != nil {
 			return err
 		}
 		fmt.Printf("chaos %s: SIGKILL %d of %d\n", h.scenario, i+1, kills)
 	}
-	return r.start(ctx, false)
+	return rep.start(ctx, false)
 }
 
 // sigkill: the controller SIGKILLed again and again while the Ats fire.
@@ -98,7 +98,7 @@ func (h *harness) sigkill(ctx context.Context, r *run) error {
 	if err := sleepUntil(ctx, at.Add(-time.Second)); err != nil {
 		return err
 	}
-	if err := h.killLoop(ctx, h.size.kills); err != nil {
+	if err := h.killLoop(ctx, r, h.size.kills); err != nil {
 		return err
 	}
 	return r.settle(ctx)
@@ -129,7 +129,7 @@ func (h *harness) leader(ctx context.Context, r *run) error {
 		}
 		attacked := time.Now()
 		if round < h.size.leaderKills {
-			if err := lead.kill(); err != nil {
+			if err := r.kill(lead); err != nil {
 				return err
 			}
 			next, err := leader(ctx, h.replicas, time.Minute)
@@ -396,7 +396,7 @@ func (h *harness) janitor(ctx context.Context, r *run) error {
 	if err := sleepUntil(ctx, at.Add(-time.Second)); err != nil {
 		return err
 	}
-	if err := h.killLoop(ctx, h.size.kills); err != nil {
+	if err := h.killLoop(ctx, r, h.size.kills); err != nil {
 		return err
 	}
 	return r.settle(ctx)

@@ -278,8 +278,40 @@ func untruth(inc Incarnation, own, attempts []PodCreate, ends map[string]PodEnd)
 		return fmt.Sprintf("reports %s (reason %q) after its Pod %s (uid %s) failed with %d of %d attempts used: the retry it was owed never ran",
 			inc.Phase, inc.Reason, last.Name, last.PodUID, counted, inc.BackoffLimit+1), false
 	}
-	if ended && end.ExitCode != nil && inc.ExitCode != nil && *end.ExitCode != *inc.ExitCode {
-		return fmt.Sprintf("reports exit code %d but its last Pod %s (uid %s) exited %d", *inc.ExitCode, last.Name, last.PodUID, *end.ExitCode), false
+	return exitCodeUntruth(inc, attempts, ends), false
+}
+
+// exitCodeUntruth says how the exit code an incarnation reports differs
+// from its Pods', or returns "". Its last Pod's exit code, when that Pod has
+// one, must be the one it reports; when its last Pod has none (disrupted
+// before its command started), what it reports must be the latest exit code
+// one of its Pods did exit with, or none.
+func exitCodeUntruth(inc Incarnation, attempts []PodCreate, ends map[string]PodEnd) string {
+	show := func(code *int32) string {
+		if code == nil {
+			return "none"
+		}
+		return fmt.Sprint(*code)
 	}
-	return "", false
+	last := attempts[len(attempts)-1]
+	if code := ends[last.PodUID].ExitCode; code != nil {
+		if inc.ExitCode == nil || *inc.ExitCode != *code {
+			return fmt.Sprintf("reports exit code %s but its last Pod %s (uid %s) exited %d", show(inc.ExitCode), last.Name, last.PodUID, *code)
+		}
+		return ""
+	}
+	if inc.ExitCode == nil {
+		return ""
+	}
+	var latest *int32
+	for _, c := range attempts {
+		if code := ends[c.PodUID].ExitCode; code != nil {
+			latest = code
+		}
+	}
+	if latest == nil || *latest != *inc.ExitCode {
+		return fmt.Sprintf("reports exit code %d but its last Pod %s (uid %s) has none, and the latest its Pods exited with is %s",
+			*inc.ExitCode, last.Name, last.PodUID, show(latest))
+	}
+	return ""
 }

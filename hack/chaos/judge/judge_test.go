@@ -65,6 +65,15 @@ func unstarted(p corev1.Pod) corev1.Pod {
 	return disrupted(p)
 }
 
+// lostWithItsNode is p as PodGC leaves it when its node is gone: Failed,
+// its command last seen running, no exit code.
+func lostWithItsNode(p corev1.Pod) corev1.Pod {
+	p.Status.Phase = corev1.PodFailed
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "command", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "DeletionByPodGC"})
+	return p
+}
+
 // event is one audit log line: verb on the Pod (subresource "" or
 // "status"), answered with code, at t0+second.
 func event(verb, subresource string, code int, p corev1.Pod, second int) string {
@@ -355,6 +364,48 @@ func TestJudge(t *testing.T) {
 			wantPods:           1,
 			wantFalseSucceeded: 1,
 			wantFinding:        "its last Pod x-1 (uid p1) Failed, disrupted",
+		},
+		"reports no exit code, its last Pod exited 3": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodFailed, three), 3),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Alive: true, Phase: "Failed", Reason: "Error", PodName: "x-1"}},
+			wantPods:     1,
+			wantLost:     1,
+			wantFinding:  "reports exit code none but its last Pod x-1 (uid p1) exited 3",
+		},
+		"reports an exit code none of its Pods exited with": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, lostWithItsNode(pod("x-1", "p1", "a1", corev1.PodFailed, nil)), 3),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Alive: true, Phase: "Failed", Reason: "Disrupted", PodName: "x-1", ExitCode: three}},
+			wantPods:     1,
+			wantLost:     1,
+			wantFinding:  "has none, and the latest its Pods exited with is none",
+		},
+		"the last Pod lost with its node, no exit code: the exit code of the attempt before": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, pod("x-1", "p1", "a1", corev1.PodFailed, three), 3),
+				event("create", "", 201, pod("x-2", "p2", "a1", corev1.PodPending, nil), 13),
+				event("patch", "status", 200, lostWithItsNode(pod("x-2", "p2", "a1", corev1.PodFailed, nil)), 15),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", BackoffLimit: 1, Alive: true, Phase: "Failed", Reason: "Disrupted", PodName: "x-2", ExitCode: three}},
+			wantPods:     2,
+		},
+		"an init container failed: its exit code is the run's": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, func() corev1.Pod {
+					p := pod("x-1", "p1", "a1", corev1.PodFailed, nil)
+					p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "setup", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3}}}}
+					return p
+				}(), 3),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Alive: true, Phase: "Failed", Reason: "Error", PodName: "x-1", ExitCode: three}},
+			wantPods:     1,
 		},
 		"refused past its deadline, Missed": {
 			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Deadline: true, Expect: "Missed", Alive: true, Phase: "Missed", Reason: "Missed"}},

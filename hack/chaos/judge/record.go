@@ -28,9 +28,9 @@ type PodCreate struct {
 	PodUID string
 	// Namespace and Name of the Pod.
 	Namespace, Name string
-	// OwnerUID is the UID of the Pod's controller owner reference; empty
-	// without one.
-	OwnerUID string
+	// OwnerUID and OwnerName are the UID and name of the Pod's controller
+	// owner reference; empty without one.
+	OwnerUID, OwnerName string
 	// Time is when the API server received the request that created it.
 	Time time.Time
 }
@@ -65,11 +65,25 @@ type PodEnd struct {
 type Record struct {
 	Creates []PodCreate
 	Ends    []PodEnd
+	// AtStatusWrites are the writes of an At's status the API server
+	// accepted.
+	AtStatusWrites []AtStatusWrite
 	// Began is set when the log holds the create of the run's namespace
 	// (a namespace for which inNamespace is true): the log reaches back to
 	// the run's start, so no Pod of the run can be missing from it.
 	Began bool
 }
+
+// AtStatusWrite is a write of an At's status the API server accepted.
+type AtStatusWrite struct {
+	// Namespace and Name of the At.
+	Namespace, Name string
+	// Time is when the API server received the write.
+	Time time.Time
+}
+
+// atGroup is the API group of the At.
+const atGroup = "cnat.programming-kubernetes.info"
 
 // auditEvent holds the fields of an audit.k8s.io/v1 Event the judge reads.
 type auditEvent struct {
@@ -127,6 +141,14 @@ func ReadAudit(r io.Reader, inNamespace func(string) bool) (Record, error) {
 			ev.ObjectRef.APIGroup == "" && ev.ObjectRef.Resource == "namespaces" && ev.Verb == "create" &&
 			ev.ResponseStatus.Code == 201 && inNamespace(ev.ObjectRef.Name) {
 			rec.Began = true
+			continue
+		}
+		if ev.Stage == "ResponseComplete" && ev.ObjectRef != nil && ev.ResponseStatus != nil &&
+			ev.ObjectRef.APIGroup == atGroup && ev.ObjectRef.Resource == "ats" && ev.ObjectRef.Subresource == "status" &&
+			ev.ResponseStatus.Code == 200 && inNamespace(ev.ObjectRef.Namespace) {
+			rec.AtStatusWrites = append(rec.AtStatusWrites, AtStatusWrite{
+				Namespace: ev.ObjectRef.Namespace, Name: ev.ObjectRef.Name, Time: ev.RequestReceivedTimestamp.Time,
+			})
 			continue
 		}
 		if ev.Stage != "ResponseComplete" || ev.ObjectRef == nil || ev.ResponseStatus == nil ||
@@ -202,7 +224,7 @@ func (r *Record) Observe(pods []corev1.Pod) {
 func createOf(pod *corev1.Pod, t time.Time) PodCreate {
 	c := PodCreate{PodUID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name, Time: t}
 	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
-		c.OwnerUID = string(ref.UID)
+		c.OwnerUID, c.OwnerName = string(ref.UID), ref.Name
 	}
 	return c
 }
@@ -221,6 +243,15 @@ func endOf(pod *corev1.Pod, t time.Time) (PodEnd, bool) {
 	}
 	end.Disrupted = disruption != nil
 	end.Unstarted = disruption != nil && neverStarted(pod, disruption.Reason)
+	// The exit code of a Pod's command: an init container's that failed
+	// (the command never ran), else its first container's.
+	for _, s := range pod.Status.InitContainerStatuses {
+		if t := s.State.Terminated; t != nil && t.ExitCode != 0 {
+			code := t.ExitCode
+			end.ExitCode = &code
+			return end, true
+		}
+	}
 	if len(pod.Spec.Containers) > 0 {
 		for _, s := range pod.Status.ContainerStatuses {
 			if s.Name == pod.Spec.Containers[0].Name && s.State.Terminated != nil {
