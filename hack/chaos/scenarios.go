@@ -65,17 +65,29 @@ func (h *harness) selfcheck(ctx context.Context, r *run) error {
 	return nil
 }
 
-// killLoop SIGKILLs replica 0 kills times, each a random 0.3–2.5s after it
-// became ready, and starts it again each time.
+// killLoop SIGKILLs replica 0 kills times and starts it again each time.
+// The first kill is aimed: it lands as soon as the first Pod of the run is
+// created, when the controller has created Pods whose Ats' status does not
+// record them yet (judge.KillsInWindow counts whether it did); the others
+// land a random 0.3–2.5s after the replica became ready.
 func (h *harness) killLoop(ctx context.Context, r *run, kills int) error {
 	rep := h.replicas[0]
+	created, stop, err := r.newPods(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	for i := range kills {
 		if !rep.running() {
 			if err := rep.start(ctx, false); err != nil {
 				return err
 			}
 		}
-		if err := h.pause(ctx, 300*time.Millisecond, 2500*time.Millisecond); err != nil {
+		if i == 0 {
+			if err := waitAimed(ctx, created, time.Minute); err != nil {
+				return err
+			}
+		} else if err := h.pause(ctx, 300*time.Millisecond, 2500*time.Millisecond); err != nil {
 			return err
 		}
 		if err := r.kill(rep); err != nil {
@@ -104,8 +116,8 @@ func (h *harness) sigkill(ctx context.Context, r *run) error {
 	return r.settle(ctx)
 }
 
-// leader: two replicas with leader election; the leader SIGKILLed as a
-// batch fires, and in another round SIGSTOPped past its lease, then
+// leader: two replicas with leader election; the leader SIGKILLed as it
+// creates a batch's first Pod, and in another round SIGSTOPped past its lease, then
 // SIGCONTed while the other leads.
 func (h *harness) leader(ctx context.Context, r *run) error {
 	for _, rep := range h.replicas {
@@ -124,7 +136,18 @@ func (h *harness) leader(ctx context.Context, r *run) error {
 		if err != nil {
 			return err
 		}
-		if err := sleepUntil(ctx, at.Add(300*time.Millisecond)); err != nil {
+		if round < h.size.leaderKills {
+			// As the leader creates the batch's first Pod.
+			created, stop, err := r.newPods(ctx)
+			if err != nil {
+				return err
+			}
+			err = waitAimed(ctx, created, time.Minute)
+			stop()
+			if err != nil {
+				return err
+			}
+		} else if err := sleepUntil(ctx, at.Add(300*time.Millisecond)); err != nil {
 			return err
 		}
 		attacked := time.Now()
@@ -321,6 +344,46 @@ func (r *run) watchPods(ctx context.Context, fn func(*corev1.Pod)) (stop func(),
 		return nil, errors.New("the Pod informer did not sync")
 	}
 	return func() { cancel(); factory.Shutdown() }, nil
+}
+
+// newPods signals on created, which holds at most one signal, each time a
+// Pod of the run is created from now on.
+func (r *run) newPods(ctx context.Context) (created <-chan struct{}, stop func(), err error) {
+	ch := make(chan struct{}, 1)
+	factory := informers.NewSharedInformerFactoryWithOptions(r.h.clientset, 0, informers.WithNamespace(r.ns))
+	inf := factory.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(_ any, isInInitialList bool) {
+			if isInInitialList {
+				return
+			}
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		},
+	}); err != nil {
+		return nil, nil, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	factory.Start(wctx.Done())
+	if !cache.WaitForCacheSync(wctx.Done(), inf.HasSynced) {
+		cancel()
+		return nil, nil, errors.New("the Pod informer did not sync")
+	}
+	return ch, func() { cancel(); factory.Shutdown() }, nil
+}
+
+// waitAimed waits for the next signal on created, for at most limit.
+func waitAimed(ctx context.Context, created <-chan struct{}, limit time.Duration) error {
+	select {
+	case <-created:
+		return nil
+	case <-time.After(limit):
+		return fmt.Errorf("no Pod of the run was created within %s to aim a kill at", limit)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // deletePod deletes a Pod by UID, once.
