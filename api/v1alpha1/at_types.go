@@ -154,6 +154,7 @@ type AtStatus struct {
 	// PodName is the Pod of the latest attempt.
 	//
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
 	PodName string `json:"podName,omitempty"`
 
 	// Attempts is how many Pods were started for this At.
@@ -187,11 +188,13 @@ type AtStatus struct {
 	// Reason is a CamelCase word for why the At is in its phase.
 	//
 	// +optional
+	// +kubebuilder:validation:MaxLength=1024
 	Reason string `json:"reason,omitempty"`
 
 	// Message is a human-readable account of the latest transition.
 	//
 	// +optional
+	// +kubebuilder:validation:MaxLength=32768
 	Message string `json:"message,omitempty"`
 
 	// Conditions are the At's observations in the standard form (Ready,
@@ -200,6 +203,7 @@ type AtStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 

@@ -150,6 +150,7 @@ type AtStatus struct {
 	// PodName is the Pod of the latest attempt.
 	//
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
 	PodName string `json:"podName,omitempty"`
 
 	// Attempts is how many Pods were started for this At.
@@ -184,11 +185,13 @@ type AtStatus struct {
 	// Completed, Error, PodDeleted, DeadlineExceeded or Missed.
 	//
 	// +optional
+	// +kubebuilder:validation:MaxLength=1024
 	Reason string `json:"reason,omitempty"`
 
 	// Message is a human-readable account of the latest transition.
 	//
 	// +optional
+	// +kubebuilder:validation:MaxLength=32768
 	Message string `json:"message,omitempty"`
 
 	// Conditions are the At's observations in the standard form: Ready,
@@ -198,6 +201,7 @@ type AtStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 

@@ -61,6 +61,28 @@ const (
 	ReasonPodPending = "PodPending"
 )
 
+// Bounds of the status strings, as the CRD schema states them (the
+// +kubebuilder:validation markers on AtStatus, in both versions, must say the
+// same). The controller cuts what it copies from elsewhere (a refusal of the
+// API server, a webhook's or a kubelet's message) to fit them: a status the
+// schema refuses would leave the At without any.
+const (
+	// MaxMessageLength is the longest status.message and condition
+	// message, in characters (Unicode code points, as the API server
+	// counts them): metav1.Condition's own bound.
+	MaxMessageLength = 32768
+	// MaxReasonLength is the longest status.reason: metav1.Condition's bound
+	// for a reason.
+	MaxReasonLength = 1024
+	// MaxPodNameLength is the longest status.podName: a Pod name is a DNS
+	// subdomain.
+	MaxPodNameLength = 253
+	// MaxConditions is the most conditions an At's status holds: the five
+	// it reports (Ready, Reconciling, Stalled, Succeeded, Failed) and room
+	// for three more.
+	MaxConditions = 8
+)
+
 // Field managers under which cnat writes. Server-side apply records each
 // writer's fields separately, so the controller's Pods, the controller's
 // status writes and cnatctl's applies never take fields from one another.

@@ -93,8 +93,15 @@ type Decision struct {
 
 // Decide says what the At should look like at now, given the Pods labelled
 // with its name (of any incarnation, or not cnat's at all), and what to do.
-// at is nil when no At of that name exists.
+// at is nil when no At of that name exists. The status it returns is within
+// the bounds of the CRD's schema (bound).
 func Decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
+	d := decide(at, pods, now)
+	bound(d.Status)
+	return d
+}
+
+func decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 	if at == nil {
 		// The At is gone: its Pods' outcomes have nobody left to be recorded
 		// for. Confirmed, since a lagging cache may not show an At yet.

@@ -1,7 +1,9 @@
 package lifecycle
 
 import (
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -90,6 +92,11 @@ type Event struct {
 	Type, Reason, Note string
 }
 
+// maxEventNoteLength is the longest note, in bytes, the API server accepts
+// on an events.k8s.io/v1 Event; the status message is cut to it (the
+// scheduler cuts its Events' messages the same way).
+const maxEventNoteLength = 1024
+
 // Events are the Events that announce the change from the status before to
 // the status after: a started attempt, a retry, a Pod that does not start,
 // a refusal, the outcome. An At that runs as it should gets two, Started and
@@ -105,7 +112,7 @@ func Events(before, after *cnatv1beta1.AtStatus) []Event {
 	}
 	var events []Event
 	add := func(eventType, reason string) {
-		events = append(events, Event{Type: eventType, Reason: reason, Note: after.Message})
+		events = append(events, Event{Type: eventType, Reason: reason, Note: truncateBytes(after.Message, maxEventNoteLength)})
 	}
 	newReason := before.Reason != after.Reason || before.Attempts != after.Attempts
 	switch {
@@ -158,5 +165,59 @@ func NotCreated(at *cnatv1beta1.At, d Decision, now time.Time, reason, message s
 		phase = cnatv1beta1.PhasePending
 	}
 	setPhase(st, at, now, phase, reason, message)
+	bound(st)
 	return st
+}
+
+// bound cuts the messages of st, its own and its conditions', to what the
+// CRD's schema accepts (cnatv1beta1.MaxMessageLength characters). They
+// carry text from elsewhere — an admission webhook's refusal, a kubelet's
+// or a container's termination message — of any length, and a status the
+// API server refuses would leave the At saying nothing at all.
+func bound(st *cnatv1beta1.AtStatus) {
+	if st == nil {
+		return
+	}
+	st.Message = truncateCharacters(st.Message, cnatv1beta1.MaxMessageLength)
+	for i := range st.Conditions {
+		st.Conditions[i].Message = truncateCharacters(st.Conditions[i].Message, cnatv1beta1.MaxMessageLength)
+	}
+}
+
+// truncatedSuffix ends a message that was cut.
+const truncatedSuffix = " ... (truncated)"
+
+// truncateCharacters returns s if it has at most limit characters (Unicode
+// code points, as the API server counts a string's length against a
+// schema's maxLength), and otherwise its beginning followed by
+// truncatedSuffix, limit characters in all. Bytes that are not UTF-8 become
+// U+FFFD, as they would in JSON: the result is valid UTF-8.
+func truncateCharacters(s string, limit int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	keep := limit - utf8.RuneCountInString(truncatedSuffix)
+	for i := range s {
+		if keep == 0 {
+			return s[:i] + truncatedSuffix
+		}
+		keep--
+	}
+	return s
+}
+
+// truncateBytes returns s if it has at most limit bytes, and otherwise its
+// beginning followed by truncatedSuffix, limit bytes in all, cut at a
+// character boundary.
+func truncateBytes(s string, limit int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= limit {
+		return s
+	}
+	end := limit - len(truncatedSuffix)
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + truncatedSuffix
 }
