@@ -15,19 +15,22 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$')",message="spec.schedule must be an RFC 3339 time with an offset, such as 2019-04-12T10:12:00Z or 2019-04-12T12:12:00+02:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone",fieldPath=".schedule"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\\\.[0-9]+)?)?$')",message="spec.schedule must be a wall-clock time without offset, such as 2026-11-21T09:00:00, when spec.timeZone is set",fieldPath=".schedule"
 type AtSpec struct {
-	// Schedule is the time the command runs, once: a UTC time such as
-	// 2019-04-12T10:12:00Z (https://www.utctime.net), or any RFC 3339 time
-	// with an offset such as 2019-04-12T12:12:00+02:00, or, when timeZone is
-	// set, a wall-clock time without offset. A time in the past runs at once
-	// unless startingDeadlineSeconds says it is too late.
+	// When the command runs, once: a UTC time such as 2019-04-12T10:12:00Z,
+	// any RFC 3339 time with an offset such as 2019-04-12T12:12:00+02:00, or,
+	// together with timeZone, a wall-clock time without offset
+	// (2026-11-21T09:00:00 or 2026-11-21T09:00). A time in the past runs at
+	// once, unless startingDeadlineSeconds says it is too late. Cannot change
+	// once the At has fired.
 	//
 	// +required
 	// +kubebuilder:validation:MinLength=16
 	// +kubebuilder:validation:MaxLength=64
 	Schedule string `json:"schedule"`
 
-	// TimeZone is the IANA time zone (for example Europe/Berlin) in which a
-	// wall-clock schedule is read (v1beta1 spec.timeZone).
+	// The IANA time zone, such as Europe/Berlin, in which a wall-clock
+	// schedule is read. A time skipped by a daylight-saving change runs later
+	// by the length of the gap; a time that happens twice runs at its first
+	// occurrence. Cannot change once the At has fired.
 	//
 	// +optional
 	// +kubebuilder:validation:MinLength=1
@@ -35,10 +38,12 @@ type AtSpec struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$`
 	TimeZone *string `json:"timeZone,omitempty"`
 
-	// Command is the command to run, a shell line executed with /bin/sh -c
-	// in a Pod, such as "echo YAY": in the controller's default image when
-	// template is not set, otherwise in the template's first container,
-	// replacing its command and args.
+	// The shell line to run, with /bin/sh -c, such as "echo YAY": in the
+	// controller's default image when template is not set, otherwise in the
+	// template's first container, replacing its command and args. At most
+	// 32768 characters and 131071 bytes (the kernel's limit for one argument),
+	// without NUL. Set command, template, or both. Cannot change once the At
+	// has fired.
 	//
 	// +optional
 	// +kubebuilder:validation:MinLength=1
@@ -47,40 +52,49 @@ type AtSpec struct {
 	// +kubebuilder:validation:XValidation:rule="bytes(self).size() <= 131071",message="spec.command must be at most 131071 bytes in UTF-8 (the kernel's limit for one argument, 128 KiB with its terminating NUL)"
 	Command string `json:"command,omitempty"`
 
-	// Template describes the Pod that runs the command: image, env,
-	// resources, service account, volumes (v1beta1 spec.template; see
-	// `kubectl explain pod.spec` for its fields). Its restartPolicy is always
-	// Never; security settings it leaves unset get the values of the
-	// restricted Pod Security Standard. Without command, its first container
-	// runs as the template says.
+	// The Pod that runs the command: image, env, resources, service account,
+	// volumes (its fields: `kubectl explain pod.spec`). Its restartPolicy is
+	// always Never; security settings it leaves unset get the values of the
+	// restricted Pod Security Standard (non-root, no privilege escalation, no
+	// capabilities, RuntimeDefault seccomp). Without command, its first
+	// container runs as the template says. Cannot change once the At has
+	// fired.
 	//
 	// +optional
 	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
 
-	// StartingDeadlineSeconds is how late the run may still start, in
-	// seconds after the schedule; later, the At is Missed (v1beta1
-	// spec.startingDeadlineSeconds).
+	// How late the run may still start, in whole seconds after the schedule:
+	// if it cannot start within that many full seconds, it is not run and the
+	// At is DONE with outcome Missed (0: within the second it was due).
+	// Applies to the first attempt; retries follow backoffLimit. Unset: no
+	// deadline.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 
-	// Suspend holds the run while true (v1beta1 spec.suspend).
+	// Holds the run while true: the first attempt, or the next one after a
+	// failure, does not start until it is false again. An attempt that runs is
+	// not stopped. Resumed after its starting deadline, the At is DONE with
+	// outcome Missed.
 	//
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
 
-	// ActiveDeadlineSeconds bounds how long one attempt may run (v1beta1
-	// spec.activeDeadlineSeconds).
+	// The longest one attempt may run, in seconds: then its Pod is stopped
+	// (the Pod's own activeDeadlineSeconds, enforced by the kubelet) and the
+	// attempt fails with reason DeadlineExceeded, retried within backoffLimit.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=2147483647
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
-	// BackoffLimit is how many times a failed run is retried (v1beta1
-	// spec.backoffLimit). 0, the default, runs the command once.
+	// How many times a failed run is retried, each time in a new Pod, after
+	// 10s, 20s, 40s... (at most 6 minutes). 0, the default, runs the command
+	// once. An attempt interrupted before its command started is retried
+	// without counting.
 	//
 	// +optional
 	// +kubebuilder:default=0
@@ -88,8 +102,8 @@ type AtSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 
-	// TTLSecondsAfterFinished deletes the At this many seconds after it
-	// finished (v1beta1 spec.ttlSecondsAfterFinished).
+	// How long the At is kept once it is DONE, in seconds; then it is deleted,
+	// and with it its Pods. Unset: it is kept.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
@@ -115,90 +129,96 @@ const (
 //
 // +kubebuilder:validation:XValidation:rule="(has(self.phase) && self.phase == 'DONE') == has(self.outcome)",message="status.outcome is set exactly when status.phase is DONE (it tells how a DONE At ended: Succeeded, Failed or Missed)",fieldPath=".outcome"
 type AtStatus struct {
-	// Phase is the state of the At: PENDING until the command runs, RUNNING
-	// while it runs, DONE afterwards, whether it succeeded, failed or was
-	// missed (outcome tells which).
+	// Where the At is in its life, as the book has it: PENDING until the
+	// command runs, RUNNING while an attempt runs or a retry waits, DONE
+	// afterwards, whether it succeeded, failed or was missed (outcome says
+	// which).
 	//
 	// +optional
 	// +kubebuilder:validation:Enum=PENDING;RUNNING;DONE;""
 	Phase string `json:"phase,omitempty"`
 
-	// Outcome is how a DONE At ended: Succeeded, Failed or Missed (the
-	// v1beta1 phase). Set exactly when the phase is DONE, so that every
-	// status reads the same in both versions.
+	// How a DONE At ended: Succeeded, Failed or Missed. Set exactly when the
+	// phase is DONE.
 	//
 	// +optional
 	// +kubebuilder:validation:Enum=Succeeded;Failed;Missed
 	Outcome string `json:"outcome,omitempty"`
 
-	// ObservedGeneration is the spec generation this status describes.
+	// The metadata.generation of the spec this status describes.
 	//
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// ScheduledTime is the instant the schedule denotes.
+	// The instant the schedule denotes.
 	//
 	// +optional
 	ScheduledTime *metav1.Time `json:"scheduledTime,omitempty"`
 
-	// StartTime is when the first attempt's Pod was created.
+	// When the Pod of the first attempt was created.
 	//
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 
-	// CompletionTime is when the At finished.
+	// When the controller saw the At finish, on its own clock;
+	// ttlSecondsAfterFinished counts from it.
 	//
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
-	// PodName is the Pod of the latest attempt.
+	// The name of the latest attempt's Pod: <At name>-<first 8 characters of
+	// the At's UID>-<attempt>.
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	PodName string `json:"podName,omitempty"`
 
-	// Attempts is how many Pods were started for this At.
+	// How many attempts were started, each in a Pod of its own.
 	//
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
 
-	// UnstartedAttempts is how many of the attempts before the latest were
-	// interrupted before their command started (their Pod evicted,
-	// preempted, or taken off its node before it ran). They do not count
-	// against backoffLimit: nothing ran.
+	// How many of the attempts before the latest were interrupted before their
+	// command started (their Pod evicted, preempted, or taken off its node
+	// before it ran). They do not count against backoffLimit: nothing ran.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	UnstartedAttempts int32 `json:"unstartedAttempts,omitempty"`
 
-	// RetryTime is when the next attempt starts, once the latest attempt
-	// failed and backoffLimit allows another: when the controller saw the
-	// failure, plus the backoff, both on the controller's clock (a node's
-	// clock never moves it).
+	// When the next attempt starts, once the latest failed and backoffLimit
+	// allows another: when the controller saw the failure, plus the backoff,
+	// both on the controller's clock (a node's clock never moves it).
 	//
 	// +optional
 	RetryTime *metav1.Time `json:"retryTime,omitempty"`
 
-	// ExitCode is the exit code of the command in the latest finished
-	// attempt.
+	// The exit code of the command in the latest finished attempt.
 	//
 	// +optional
 	ExitCode *int32 `json:"exitCode,omitempty"`
 
-	// Reason is a CamelCase word for why the At is in its phase.
+	// Why the At is in its phase, in one CamelCase word, such as Scheduled,
+	// Running, PodPending, Retrying, Completed, Error, BackoffLimitExceeded,
+	// DeadlineExceeded, PodDeleted, Disrupted, Missed, InvalidSpec or
+	// PodForbidden.
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Reason string `json:"reason,omitempty"`
 
-	// Message is a human-readable account of the latest transition.
+	// What happened last, for people: which Pod runs which attempt, why a Pod
+	// does not start or was refused, how the command ended. At most 32768
+	// characters: longer text, such as a refusal or a Pod's message, is cut
+	// and ends in "... (truncated)".
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=32768
 	Message string `json:"message,omitempty"`
 
-	// Conditions are the At's observations in the standard form (Ready,
-	// Reconciling, Stalled, Succeeded, Failed), as in v1beta1.
+	// The At's state in the standard form: Ready, Reconciling and Stalled,
+	// which tools such as kstatus and Flux read, and the outcomes Succeeded
+	// and Failed, for `kubectl wait --for=condition=Succeeded`.
 	//
 	// +optional
 	// +listType=map
@@ -211,7 +231,8 @@ type AtStatus struct {
 //
 // v1alpha1 is served beside v1beta1, the storage version, so the book's
 // manifests work unchanged. It has every field of v1beta1, under the same
-// rules; see the package documentation.
+// rules; its status.phase is the book's PENDING, RUNNING or DONE, and
+// status.outcome says how a DONE At ended.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -227,15 +248,19 @@ type AtStatus struct {
 type At struct {
 	metav1.TypeMeta `json:",inline"`
 
-	// metadata is the standard object metadata.
+	// Standard object metadata. The name is at most 63 characters: it is the
+	// value of a label on the At's Pods.
+	//
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
-	// spec says when to run what.
+	// When to run which command, and how: the Pod, retries, deadlines.
+	//
 	// +required
 	Spec AtSpec `json:"spec"`
 
-	// status is what happened, written by the controller.
+	// What happened, written by the controller.
+	//
 	// +optional
 	Status AtStatus `json:"status,omitzero"`
 }

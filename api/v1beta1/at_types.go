@@ -11,21 +11,23 @@ import (
 // +kubebuilder:validation:XValidation:rule="has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$')",message="spec.schedule must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone",fieldPath=".schedule"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeZone) || self.schedule.matches('^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\\\.[0-9]+)?)?$')",message="spec.schedule must be a wall-clock time without offset, such as 2026-11-21T09:00:00, when spec.timeZone is set",fieldPath=".schedule"
 type AtSpec struct {
-	// Schedule is when the command runs, once. Either an RFC 3339 time with
-	// an offset (2026-11-21T09:00:00Z, 2026-11-21T09:00:00+01:00), or, when
-	// timeZone is set, a wall-clock time without offset (2026-11-21T09:00:00
-	// or 2026-11-21T09:00). A time in the past runs at once unless
-	// startingDeadlineSeconds says it is too late.
+	// When the command runs, once: an RFC 3339 time with an offset
+	// (2026-11-21T09:00:00Z, 2026-11-21T09:00:00+01:00) or, together with
+	// timeZone, a wall-clock time without offset (2026-11-21T09:00:00 or
+	// 2026-11-21T09:00). A time in the past runs at once, unless
+	// startingDeadlineSeconds says it is too late. Cannot change once the At
+	// has fired.
 	//
 	// +required
 	// +kubebuilder:validation:MinLength=16
 	// +kubebuilder:validation:MaxLength=64
 	Schedule string `json:"schedule"`
 
-	// TimeZone is the IANA time zone (for example Europe/Berlin) in which a
-	// wall-clock schedule is read. A wall-clock time that does not exist
-	// (skipped by a daylight-saving change) is moved forward by the length of
-	// the gap; one that happens twice is its first occurrence.
+	// The IANA time zone, such as Europe/Berlin, in which a wall-clock
+	// schedule is read. A time skipped by a daylight-saving change runs later
+	// by the length of the gap (02:30 on a spring-forward day runs at 03:30);
+	// a time that happens twice runs at its first occurrence. Cannot change
+	// once the At has fired.
 	//
 	// +optional
 	// +kubebuilder:validation:MinLength=1
@@ -33,10 +35,11 @@ type AtSpec struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$`
 	TimeZone *string `json:"timeZone,omitempty"`
 
-	// Command is a shell line, run with /bin/sh -c in the first container of
-	// the Pod: in the controller's default image when template is not set,
-	// otherwise in the template's first container, replacing its command
-	// and args.
+	// The shell line to run, with /bin/sh -c: in the controller's default
+	// image when template is not set, otherwise in the template's first
+	// container, replacing its command and args. At most 32768 characters and
+	// 131071 bytes (the kernel's limit for one argument), without NUL. Set
+	// command, template, or both. Cannot change once the At has fired.
 	//
 	// +optional
 	// +kubebuilder:validation:MinLength=1
@@ -45,40 +48,47 @@ type AtSpec struct {
 	// +kubebuilder:validation:XValidation:rule="bytes(self).size() <= 131071",message="spec.command must be at most 131071 bytes in UTF-8 (the kernel's limit for one argument, 128 KiB with its terminating NUL)"
 	Command string `json:"command,omitempty"`
 
-	// Template describes the Pod that runs the command: image, env,
-	// resources, service account, volumes. Its restartPolicy is always
-	// Never; security settings it leaves unset get the values of the
-	// restricted Pod Security Standard.
+	// The Pod that runs the command: image, env, resources, service account,
+	// volumes (its fields: `kubectl explain pod.spec`). Its restartPolicy is
+	// always Never; security settings it leaves unset get the values of the
+	// restricted Pod Security Standard (non-root, no privilege escalation, no
+	// capabilities, RuntimeDefault seccomp). Without command, its first
+	// container runs as the template says. Cannot change once the At has
+	// fired.
 	//
 	// +optional
 	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
 
-	// StartingDeadlineSeconds is how late the run may still start, in
-	// seconds after the schedule. Later than that it is not run and the At
-	// is Missed. Unset: no deadline, a schedule in the past runs at once.
+	// How late the run may still start, in whole seconds after the schedule:
+	// if it cannot start within that many full seconds, it is not run and the
+	// At is Missed (0: within the second it was due). Applies to the first
+	// attempt; retries follow backoffLimit. Unset: no deadline.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
 
-	// Suspend holds the run while true. A suspended At that is resumed after
-	// its starting deadline is Missed.
+	// Holds the run while true: the first attempt, or the next one after a
+	// failure, does not start until it is false again. An attempt that runs is
+	// not stopped. Resumed after its starting deadline, the At is Missed.
 	//
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
 
-	// ActiveDeadlineSeconds bounds how long one attempt may run before its
-	// Pod is stopped and the attempt fails.
+	// The longest one attempt may run, in seconds: then its Pod is stopped
+	// (the Pod's own activeDeadlineSeconds, enforced by the kubelet) and the
+	// attempt fails with reason DeadlineExceeded, retried within backoffLimit.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=2147483647
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 
-	// BackoffLimit is how many times a failed run is retried, each in a new
-	// Pod, after 10s, 20s, 40s... (at most 6 minutes). 0, the default, runs
-	// the command once.
+	// How many times a failed run is retried, each time in a new Pod, after
+	// 10s, 20s, 40s... (at most 6 minutes). 0, the default, runs the command
+	// once. An attempt interrupted before its command started is retried
+	// without counting.
 	//
 	// +optional
 	// +kubebuilder:default=0
@@ -86,9 +96,8 @@ type AtSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 
-	// TTLSecondsAfterFinished deletes the At, and with it its Pods, this
-	// many seconds after it finished (Succeeded, Failed or Missed). Unset:
-	// it is kept.
+	// How long the At is kept after it finished (Succeeded, Failed or Missed),
+	// in seconds; then it is deleted, and with it its Pods. Unset: it is kept.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
@@ -121,82 +130,87 @@ func (p Phase) Finished() bool {
 
 // AtStatus is what happened, written by the controller.
 type AtStatus struct {
-	// Phase summarises the At's life: Pending, Running, Succeeded, Failed or
-	// Missed.
+	// Where the At is in its life: Pending until it runs, Running while an
+	// attempt runs or a retry waits, then Succeeded, Failed or Missed, which
+	// never change.
 	//
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 
-	// ObservedGeneration is the spec generation this status describes.
+	// The metadata.generation of the spec this status describes.
 	//
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// ScheduledTime is the instant the schedule denotes.
+	// The instant the schedule denotes.
 	//
 	// +optional
 	ScheduledTime *metav1.Time `json:"scheduledTime,omitempty"`
 
-	// StartTime is when the first attempt's Pod was created.
+	// When the Pod of the first attempt was created.
 	//
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 
-	// CompletionTime is when the At finished.
+	// When the controller saw the At finish, on its own clock;
+	// ttlSecondsAfterFinished counts from it.
 	//
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
-	// PodName is the Pod of the latest attempt.
+	// The name of the latest attempt's Pod: <At name>-<first 8 characters of
+	// the At's UID>-<attempt>.
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	PodName string `json:"podName,omitempty"`
 
-	// Attempts is how many Pods were started for this At.
+	// How many attempts were started, each in a Pod of its own.
 	//
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
 
-	// UnstartedAttempts is how many of the attempts before the latest were
-	// interrupted before their command started (their Pod evicted,
-	// preempted, or taken off its node before it ran). They do not count
-	// against backoffLimit: nothing ran.
+	// How many of the attempts before the latest were interrupted before their
+	// command started (their Pod evicted, preempted, or taken off its node
+	// before it ran). They do not count against backoffLimit: nothing ran.
 	//
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	UnstartedAttempts int32 `json:"unstartedAttempts,omitempty"`
 
-	// RetryTime is when the next attempt starts, once the latest attempt
-	// failed and backoffLimit allows another: when the controller saw the
-	// failure, plus the backoff, both on the controller's clock (a node's
-	// clock never moves it).
+	// When the next attempt starts, once the latest failed and backoffLimit
+	// allows another: when the controller saw the failure, plus the backoff,
+	// both on the controller's clock (a node's clock never moves it).
 	//
 	// +optional
 	RetryTime *metav1.Time `json:"retryTime,omitempty"`
 
-	// ExitCode is the exit code of the command in the latest finished
-	// attempt.
+	// The exit code of the command in the latest finished attempt.
 	//
 	// +optional
 	ExitCode *int32 `json:"exitCode,omitempty"`
 
-	// Reason is a CamelCase word for why the At is in its phase, such as
-	// Completed, Error, PodDeleted, DeadlineExceeded or Missed.
+	// Why the At is in its phase, in one CamelCase word, such as Scheduled,
+	// Running, PodPending, Retrying, Completed, Error, BackoffLimitExceeded,
+	// DeadlineExceeded, PodDeleted, Disrupted, Missed, InvalidSpec or
+	// PodForbidden.
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Reason string `json:"reason,omitempty"`
 
-	// Message is a human-readable account of the latest transition.
+	// What happened last, for people: which Pod runs which attempt, why a Pod
+	// does not start or was refused, how the command ended. At most 32768
+	// characters: longer text, such as a refusal or a Pod's message, is cut
+	// and ends in "... (truncated)".
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=32768
 	Message string `json:"message,omitempty"`
 
-	// Conditions are the At's observations in the standard form: Ready,
-	// Reconciling and Stalled for tools such as kstatus and Flux, and the
-	// outcomes Succeeded and Failed for `kubectl wait`.
+	// The At's state in the standard form: Ready, Reconciling and Stalled,
+	// which tools such as kstatus and Flux read, and the outcomes Succeeded
+	// and Failed, for `kubectl wait --for=condition=Succeeded`.
 	//
 	// +optional
 	// +listType=map
@@ -227,15 +241,19 @@ type AtStatus struct {
 type At struct {
 	metav1.TypeMeta `json:",inline"`
 
-	// metadata is the standard object metadata.
+	// Standard object metadata. The name is at most 63 characters: it is the
+	// value of a label on the At's Pods.
+	//
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitzero"`
 
-	// spec says when to run what.
+	// When to run which command, and how: the Pod, retries, deadlines.
+	//
 	// +required
 	Spec AtSpec `json:"spec"`
 
-	// status is what happened, written by the controller.
+	// What happened, written by the controller.
+	//
 	// +optional
 	Status AtStatus `json:"status,omitzero"`
 }

@@ -17,11 +17,12 @@ import (
 // At runs a command once, in a Pod, at a given time.
 type AtApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration `json:""`
-	// metadata is the standard object metadata.
+	// Standard object metadata. The name is at most 63 characters: it is the
+	// value of a label on the At's Pods.
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	// spec says when to run what.
+	// When to run which command, and how: the Pod, retries, deadlines.
 	Spec *AtSpecApplyConfiguration `json:"spec,omitempty"`
-	// status is what happened, written by the controller.
+	// What happened, written by the controller.
 	Status *AtStatusApplyConfiguration `json:"status,omitempty"`
 }
 

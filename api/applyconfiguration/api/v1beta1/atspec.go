@@ -11,44 +11,53 @@ import (
 //
 // AtSpec says when to run what.
 type AtSpecApplyConfiguration struct {
-	// Schedule is when the command runs, once. Either an RFC 3339 time with
-	// an offset (2026-11-21T09:00:00Z, 2026-11-21T09:00:00+01:00), or, when
-	// timeZone is set, a wall-clock time without offset (2026-11-21T09:00:00
-	// or 2026-11-21T09:00). A time in the past runs at once unless
-	// startingDeadlineSeconds says it is too late.
+	// When the command runs, once: an RFC 3339 time with an offset
+	// (2026-11-21T09:00:00Z, 2026-11-21T09:00:00+01:00) or, together with
+	// timeZone, a wall-clock time without offset (2026-11-21T09:00:00 or
+	// 2026-11-21T09:00). A time in the past runs at once, unless
+	// startingDeadlineSeconds says it is too late. Cannot change once the At
+	// has fired.
 	Schedule *string `json:"schedule,omitempty"`
-	// TimeZone is the IANA time zone (for example Europe/Berlin) in which a
-	// wall-clock schedule is read. A wall-clock time that does not exist
-	// (skipped by a daylight-saving change) is moved forward by the length of
-	// the gap; one that happens twice is its first occurrence.
+	// The IANA time zone, such as Europe/Berlin, in which a wall-clock
+	// schedule is read. A time skipped by a daylight-saving change runs later
+	// by the length of the gap (02:30 on a spring-forward day runs at 03:30);
+	// a time that happens twice runs at its first occurrence. Cannot change
+	// once the At has fired.
 	TimeZone *string `json:"timeZone,omitempty"`
-	// Command is a shell line, run with /bin/sh -c in the first container of
-	// the Pod: in the controller's default image when template is not set,
-	// otherwise in the template's first container, replacing its command
-	// and args.
+	// The shell line to run, with /bin/sh -c: in the controller's default
+	// image when template is not set, otherwise in the template's first
+	// container, replacing its command and args. At most 32768 characters and
+	// 131071 bytes (the kernel's limit for one argument), without NUL. Set
+	// command, template, or both. Cannot change once the At has fired.
 	Command *string `json:"command,omitempty"`
-	// Template describes the Pod that runs the command: image, env,
-	// resources, service account, volumes. Its restartPolicy is always
-	// Never; security settings it leaves unset get the values of the
-	// restricted Pod Security Standard.
+	// The Pod that runs the command: image, env, resources, service account,
+	// volumes (its fields: `kubectl explain pod.spec`). Its restartPolicy is
+	// always Never; security settings it leaves unset get the values of the
+	// restricted Pod Security Standard (non-root, no privilege escalation, no
+	// capabilities, RuntimeDefault seccomp). Without command, its first
+	// container runs as the template says. Cannot change once the At has
+	// fired.
 	Template *v1.PodTemplateSpec `json:"template,omitempty"`
-	// StartingDeadlineSeconds is how late the run may still start, in
-	// seconds after the schedule. Later than that it is not run and the At
-	// is Missed. Unset: no deadline, a schedule in the past runs at once.
+	// How late the run may still start, in whole seconds after the schedule:
+	// if it cannot start within that many full seconds, it is not run and the
+	// At is Missed (0: within the second it was due). Applies to the first
+	// attempt; retries follow backoffLimit. Unset: no deadline.
 	StartingDeadlineSeconds *int64 `json:"startingDeadlineSeconds,omitempty"`
-	// Suspend holds the run while true. A suspended At that is resumed after
-	// its starting deadline is Missed.
+	// Holds the run while true: the first attempt, or the next one after a
+	// failure, does not start until it is false again. An attempt that runs is
+	// not stopped. Resumed after its starting deadline, the At is Missed.
 	Suspend *bool `json:"suspend,omitempty"`
-	// ActiveDeadlineSeconds bounds how long one attempt may run before its
-	// Pod is stopped and the attempt fails.
+	// The longest one attempt may run, in seconds: then its Pod is stopped
+	// (the Pod's own activeDeadlineSeconds, enforced by the kubelet) and the
+	// attempt fails with reason DeadlineExceeded, retried within backoffLimit.
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
-	// BackoffLimit is how many times a failed run is retried, each in a new
-	// Pod, after 10s, 20s, 40s... (at most 6 minutes). 0, the default, runs
-	// the command once.
+	// How many times a failed run is retried, each time in a new Pod, after
+	// 10s, 20s, 40s... (at most 6 minutes). 0, the default, runs the command
+	// once. An attempt interrupted before its command started is retried
+	// without counting.
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
-	// TTLSecondsAfterFinished deletes the At, and with it its Pods, this
-	// many seconds after it finished (Succeeded, Failed or Missed). Unset:
-	// it is kept.
+	// How long the At is kept after it finished (Succeeded, Failed or Missed),
+	// in seconds; then it is deleted, and with it its Pods. Unset: it is kept.
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 

@@ -13,42 +13,47 @@ import (
 //
 // AtStatus is what happened, written by the controller.
 type AtStatusApplyConfiguration struct {
-	// Phase summarises the At's life: Pending, Running, Succeeded, Failed or
-	// Missed.
+	// Where the At is in its life: Pending until it runs, Running while an
+	// attempt runs or a retry waits, then Succeeded, Failed or Missed, which
+	// never change.
 	Phase *apiv1beta1.Phase `json:"phase,omitempty"`
-	// ObservedGeneration is the spec generation this status describes.
+	// The metadata.generation of the spec this status describes.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
-	// ScheduledTime is the instant the schedule denotes.
+	// The instant the schedule denotes.
 	ScheduledTime *v1.Time `json:"scheduledTime,omitempty"`
-	// StartTime is when the first attempt's Pod was created.
+	// When the Pod of the first attempt was created.
 	StartTime *v1.Time `json:"startTime,omitempty"`
-	// CompletionTime is when the At finished.
+	// When the controller saw the At finish, on its own clock;
+	// ttlSecondsAfterFinished counts from it.
 	CompletionTime *v1.Time `json:"completionTime,omitempty"`
-	// PodName is the Pod of the latest attempt.
+	// The name of the latest attempt's Pod: <At name>-<first 8 characters of
+	// the At's UID>-<attempt>.
 	PodName *string `json:"podName,omitempty"`
-	// Attempts is how many Pods were started for this At.
+	// How many attempts were started, each in a Pod of its own.
 	Attempts *int32 `json:"attempts,omitempty"`
-	// UnstartedAttempts is how many of the attempts before the latest were
-	// interrupted before their command started (their Pod evicted,
-	// preempted, or taken off its node before it ran). They do not count
-	// against backoffLimit: nothing ran.
+	// How many of the attempts before the latest were interrupted before their
+	// command started (their Pod evicted, preempted, or taken off its node
+	// before it ran). They do not count against backoffLimit: nothing ran.
 	UnstartedAttempts *int32 `json:"unstartedAttempts,omitempty"`
-	// RetryTime is when the next attempt starts, once the latest attempt
-	// failed and backoffLimit allows another: when the controller saw the
-	// failure, plus the backoff, both on the controller's clock (a node's
-	// clock never moves it).
+	// When the next attempt starts, once the latest failed and backoffLimit
+	// allows another: when the controller saw the failure, plus the backoff,
+	// both on the controller's clock (a node's clock never moves it).
 	RetryTime *v1.Time `json:"retryTime,omitempty"`
-	// ExitCode is the exit code of the command in the latest finished
-	// attempt.
+	// The exit code of the command in the latest finished attempt.
 	ExitCode *int32 `json:"exitCode,omitempty"`
-	// Reason is a CamelCase word for why the At is in its phase, such as
-	// Completed, Error, PodDeleted, DeadlineExceeded or Missed.
+	// Why the At is in its phase, in one CamelCase word, such as Scheduled,
+	// Running, PodPending, Retrying, Completed, Error, BackoffLimitExceeded,
+	// DeadlineExceeded, PodDeleted, Disrupted, Missed, InvalidSpec or
+	// PodForbidden.
 	Reason *string `json:"reason,omitempty"`
-	// Message is a human-readable account of the latest transition.
+	// What happened last, for people: which Pod runs which attempt, why a Pod
+	// does not start or was refused, how the command ended. At most 32768
+	// characters: longer text, such as a refusal or a Pod's message, is cut
+	// and ends in "... (truncated)".
 	Message *string `json:"message,omitempty"`
-	// Conditions are the At's observations in the standard form: Ready,
-	// Reconciling and Stalled for tools such as kstatus and Flux, and the
-	// outcomes Succeeded and Failed for `kubectl wait`.
+	// The At's state in the standard form: Ready, Reconciling and Stalled,
+	// which tools such as kstatus and Flux read, and the outcomes Succeeded
+	// and Failed, for `kubectl wait --for=condition=Succeeded`.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
