@@ -127,6 +127,14 @@ e2e-real: cluster build ## The end-to-end suite on real Pods: the real node, cna
 e2e-kind: ## The end-to-end suite on kind (needs Docker and kind; what GitHub Actions runs).
 	hack/e2e-kind.sh
 
+# Not in make test: every mutant costs a build and a test run (the webhook's
+# an API server), most of an hour in all. MUTATE_PACKAGES: a subset.
+MUTATE_PACKAGES ?=
+
+.PHONY: mutate
+mutate: tools ## Mutation testing of internal/lifecycle, scheduler, apply and the At validator (gremlins): the table of docs/mutation.md; fails below its goals.
+	hack/mutate.sh $(MUTATE_PACKAGES)
+
 .PHONY: fuzz
 fuzz: ## Fuzz the schedule parser, both conversion round trips and At validation, a minute each.
 	go test ./internal/scheduler -run='^$$' -fuzz=FuzzParseSchedule -fuzztime=60s
@@ -160,7 +168,8 @@ run: install ## Run cnat on the local cluster with a sample At a few seconds ahe
 
 ##@ Benchmark
 
-# Flags for hack/bench, e.g. BENCH_FLAGS='-n 10000' or '-stages raw,cnat';
+# Flags for hack/bench, e.g. BENCH_FLAGS='-n 10000', '-stages raw,cnat' or
+# '-stages raw,cnat -repeat 3' (paired runs: the median ratio and its spread);
 # `go run ./hack/bench -h` lists them.
 BENCH_FLAGS ?=
 

@@ -41,6 +41,7 @@ type options struct {
 	memoryPending   int
 	memoryUnrelated int
 	memoryBatch     int
+	repeat          int
 }
 
 // stringList is a repeatable string flag.
@@ -76,6 +77,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.memoryPending, "memory-pending", 0, "Read the controller's memory with this many pending Ats (due in a day), created in batches (0: skip).")
 	fs.IntVar(&o.memoryUnrelated, "memory-unrelated-pods", 0, "Read the controller's memory before and after this many Pods that are not cnat's (0: skip).")
 	fs.IntVar(&o.memoryBatch, "memory-batch", 1000, "Batch size for -memory-pending.")
+	fs.IntVar(&o.repeat, "repeat", 1, "Run the stages this many times, alternating (raw, cnat, raw, cnat, ...), and report each ratio's median and spread over the runs.")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -98,6 +100,7 @@ func parseFlags(args []string) (options, error) {
 	}{
 		{"n", o.n, 1}, {"concurrency", o.concurrency, 1}, {"pods-per-node", o.podsPerNode, 1},
 		{"memory-pending", o.memoryPending, 0}, {"memory-unrelated-pods", o.memoryUnrelated, 0}, {"memory-batch", o.memoryBatch, 1},
+		{"repeat", o.repeat, 1},
 	} {
 		if check.value < check.min {
 			return o, fmt.Errorf("-%s: %d is too small; accepted: an integer of at least %d", check.name, check.value, check.min)
@@ -206,7 +209,7 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 	}()
 
 	var cleanupErrs []error
-	result := &Result{Date: time.Now().UTC(), Command: cmdline, N: opts.n, Concurrency: opts.concurrency, Nodes: nodes}
+	result := &Result{Date: time.Now().UTC(), Command: cmdline, N: opts.n, Concurrency: opts.concurrency, Nodes: nodes, Repeat: opts.repeat}
 	result.Machine = describeMachine(ctx, c, root)
 	if opts.memorySettled || opts.memoryPending > 0 || opts.memoryUnrelated > 0 {
 		idle, err := b.readMemory(ctx, "no Ats")
@@ -215,38 +218,41 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 		}
 		result.Memory = append(result.Memory, idle)
 	}
-	for _, name := range opts.stages {
-		fmt.Printf("bench: stage %s, N = %d\n", name, opts.n)
-		var s *Stage
-		switch name {
-		case "raw":
-			s, err = b.runRaw(ctx)
-		case "cnat":
-			s, err = b.runCnat(ctx)
-		case "cronjob":
-			s, err = b.runCronJob(ctx)
-		}
-		if err != nil {
-			return fmt.Errorf("stage %s: %w", name, err)
-		}
-		fmt.Printf("bench: stage %s: first Pod p50 %s, p99 %s; all terminal %s; duplicates %d, lost %d\n", name,
-			fmtSeconds(s.FirstPod.P50), fmtSeconds(s.FirstPod.P99), s.terminalCell(nil), s.Verdict.Duplicates, s.Verdict.Lost)
-		result.Stages = append(result.Stages, s)
-		if name == "cnat" && opts.memorySettled {
-			if err := b.restartController(ctx); err != nil {
-				return err
+	for round := 1; round <= opts.repeat; round++ {
+		for _, name := range opts.stages {
+			fmt.Printf("bench: stage %s, N = %d, run %d of %d\n", name, opts.n, round, opts.repeat)
+			var s *Stage
+			switch name {
+			case "raw":
+				s, err = b.runRaw(ctx)
+			case "cnat":
+				s, err = b.runCnat(ctx)
+			case "cronjob":
+				s, err = b.runCronJob(ctx)
 			}
-			m, err := b.readMemory(ctx, fmt.Sprintf("%d settled Ats", opts.n))
 			if err != nil {
-				return err
+				return fmt.Errorf("stage %s, run %d: %w", name, round, err)
 			}
-			result.Memory = append(result.Memory, m)
-		}
-		// A stage's results are kept even if its cleanup fails: the next
-		// run removes what is left.
-		if err := cleanNamespace(ctx, c, opts.namespacePrefix+"-"+stageNamespace(name)); err != nil {
-			cleanupErrs = append(cleanupErrs, err)
-			fmt.Fprintln(os.Stderr, "bench:", err)
+			s.Round = round
+			fmt.Printf("bench: stage %s: first Pod p50 %s, p99 %s; all terminal %s; duplicates %d, lost %d\n", name,
+				fmtSeconds(s.FirstPod.P50), fmtSeconds(s.FirstPod.P99), s.terminalCell(nil), s.Verdict.Duplicates, s.Verdict.Lost)
+			result.Stages = append(result.Stages, s)
+			if name == "cnat" && opts.memorySettled && round == opts.repeat {
+				if err := b.restartController(ctx); err != nil {
+					return err
+				}
+				m, err := b.readMemory(ctx, fmt.Sprintf("%d settled Ats", opts.n))
+				if err != nil {
+					return err
+				}
+				result.Memory = append(result.Memory, m)
+			}
+			// A stage's results are kept even if its cleanup fails: the
+			// next run removes what is left.
+			if err := cleanNamespace(ctx, c, opts.namespacePrefix+"-"+stageNamespace(name)); err != nil {
+				cleanupErrs = append(cleanupErrs, err)
+				fmt.Fprintln(os.Stderr, "bench:", err)
+			}
 		}
 	}
 	if opts.memoryPending > 0 {

@@ -47,15 +47,15 @@ func plotLateness(r *Result, path string) error {
 	}
 	for _, s := range r.Stages {
 		if s.Job != nil {
-			all = append(all, series{label: "CronJob controller: Job", samples: s.JobSamples, n: s.N, color: colors[s.Name], dashed: true})
-			all = append(all, series{label: "CronJob controller: first Pod", samples: s.FirstPodSamples, n: s.N, color: colors[s.Name]})
+			all = append(all, series{label: r.label(s, "CronJob controller: Job"), samples: s.JobSamples, n: s.N, color: colors[s.Name], dashed: true})
+			all = append(all, series{label: r.label(s, "CronJob controller: first Pod"), samples: s.FirstPodSamples, n: s.N, color: colors[s.Name]})
 			continue
 		}
 		label := s.Name
 		if s.Name == "raw" {
 			label = fmt.Sprintf("raw Pod creates, concurrency %d (the limit)", r.Concurrency)
 		}
-		all = append(all, series{label: label, samples: s.FirstPodSamples, n: s.N, color: colors[s.Name]})
+		all = append(all, series{label: r.label(s, label), samples: s.FirstPodSamples, n: s.N, color: colors[s.Name]})
 	}
 
 	p := plot.New()

@@ -19,6 +19,7 @@ type Result struct {
 	N           int             `json:"n"`
 	Concurrency int             `json:"concurrency"`
 	Nodes       int             `json:"simulatedNodes"`
+	Repeat      int             `json:"repeat"`
 	Stages      []*Stage        `json:"stages"`
 	Memory      []MemoryReading `json:"memory,omitempty"`
 }
@@ -37,13 +38,24 @@ type Machine struct {
 	LoadAverage string `json:"loadAverage"`
 }
 
-func (r *Result) stage(name string) *Stage {
+// stage is the named stage of the given round (0: the first one of that
+// name).
+func (r *Result) stage(name string, round int) *Stage {
 	for _, s := range r.Stages {
-		if s.Name == name {
+		if s.Name == name && (round == 0 || s.Round == round) {
 			return s
 		}
 	}
 	return nil
+}
+
+// label is how tables and the plot name a stage: with its round when the
+// run repeated the stages.
+func (r *Result) label(s *Stage, title string) string {
+	if r.Repeat > 1 {
+		return fmt.Sprintf("%s (run %d)", title, s.Round)
+	}
+	return title
 }
 
 // fmtSeconds renders a duration in seconds with the precision a reader
@@ -101,30 +113,34 @@ func markdownTable(header []string, rows [][]string) string {
 // controller's usage, the API requests and the memory readings.
 func renderTables(r *Result) string {
 	var b strings.Builder
-	raw := r.stage("raw")
-	rawP99 := 0.0
-	if raw != nil {
-		rawP99 = raw.FirstPod.P99
-	}
 	var rows [][]string
 	for _, s := range r.Stages {
+		raw := r.stage("raw", s.Round)
+		rawP99 := 0.0
+		if raw != nil {
+			rawP99 = raw.FirstPod.P99
+		}
 		verdict := fmt.Sprintf("%d / %d", s.Verdict.Duplicates, s.Verdict.Lost)
 		writes := fmt.Sprintf("%.2f", s.WritesPerUnit)
 		if s.Job != nil {
-			rows = append(rows, []string{s.Title + ": Job", fmtDistribution(*s.Job), ratio(s.Job.P99, rawP99), "", "", ""})
-			rows = append(rows, []string{s.Title + ": first Pod", fmtDistribution(s.FirstPod), ratio(s.FirstPod.P99, rawP99), s.terminalCell(raw), writes, verdict})
+			rows = append(rows, []string{r.label(s, s.Title+": Job"), fmtDistribution(*s.Job), ratio(s.Job.P99, rawP99), "", "", ""})
+			rows = append(rows, []string{r.label(s, s.Title+": first Pod"), fmtDistribution(s.FirstPod), ratio(s.FirstPod.P99, rawP99), s.terminalCell(raw), writes, verdict})
 			continue
 		}
 		label := s.Title
 		if s.Name == "cnat" {
 			label = "**cnat**"
 		}
-		rows = append(rows, []string{label, fmtDistribution(s.FirstPod), ratio(s.FirstPod.P99, rawP99), s.terminalCell(raw), writes, verdict})
+		rows = append(rows, []string{r.label(s, label), fmtDistribution(s.FirstPod), ratio(s.FirstPod.P99, rawP99), s.terminalCell(raw), writes, verdict})
 	}
 	fmt.Fprintf(&b, "N = %d, all due at one instant T; times from the API server's side (the bench's watch):\n\n", r.N)
 	b.WriteString(markdownTable([]string{"", "first Pod after T: p50 / p90 / p99 / max", "p99 ÷ raw", "all terminal", "writes per unit", "duplicates / lost"}, rows))
+	if r.Repeat > 1 {
+		fmt.Fprintf(&b, "\nOver the %d runs, each ratio to the raw stage of the same run: median [lowest – highest]:\n\n", r.Repeat)
+		b.WriteString(markdownTable([]string{"", "p99 first Pod ÷ raw", "all terminal ÷ raw", "writes per unit"}, pairedRows(r)))
+	}
 
-	if cnat := r.stage("cnat"); cnat != nil && cnat.Controller != nil {
+	if cnat := r.stage("cnat", r.Repeat); cnat != nil && cnat.Controller != nil {
 		u := cnat.Controller
 		b.WriteString("\nThe cnat controller during its stage:\n\n")
 		b.WriteString(markdownTable(
@@ -136,13 +152,13 @@ func renderTables(r *Result) string {
 	b.WriteString("\nAPI requests during each stage (apiserver_request_total, from just before creation until all terminal), per unit:\n\n")
 	header := []string{"request"}
 	for _, s := range r.Stages {
-		header = append(header, s.Name)
+		header = append(header, r.label(s, s.Name))
 	}
 	b.WriteString(markdownTable(header, requestRows(r.Stages)))
 
 	var lags []string
 	for _, s := range r.Stages {
-		lags = append(lags, fmt.Sprintf("%s %s", s.Name, fmtSeconds(s.WatchLagSeconds)))
+		lags = append(lags, fmt.Sprintf("%s %s", r.label(s, s.Name), fmtSeconds(s.WatchLagSeconds)))
 	}
 	fmt.Fprintf(&b, "\nCross-check of the watch: largest Pod ADD received minus its creationTimestamp (whole seconds, so up to 1 s is truncation): %s.\n", strings.Join(lags, ", "))
 
@@ -159,6 +175,52 @@ func renderTables(r *Result) string {
 		b.WriteString(markdownTable([]string{"situation", "RSS", "peak RSS", "idle after", "creating the objects took"}, mrows))
 	}
 	return b.String()
+}
+
+// pairedRows are, per stage other than raw, the median and the spread of
+// its ratios to the raw stage of the same round over the rounds.
+func pairedRows(r *Result) [][]string {
+	var rows [][]string
+	var names []string
+	for _, s := range r.Stages {
+		if s.Name != "raw" && !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
+		}
+	}
+	for _, name := range names {
+		var p99, terminal, writes []float64
+		for _, s := range r.Stages {
+			raw := r.stage("raw", s.Round)
+			if s.Name != name || raw == nil {
+				continue
+			}
+			writes = append(writes, s.WritesPerUnit)
+			if raw.FirstPod.P99 > 0 && s.FirstPod.P99 > 0 {
+				p99 = append(p99, s.FirstPod.P99/raw.FirstPod.P99)
+			}
+			if s.AllTerminal && raw.AllTerminal && raw.AllTerminalSeconds > 0 {
+				terminal = append(terminal, s.AllTerminalSeconds/raw.AllTerminalSeconds)
+			}
+		}
+		rows = append(rows, []string{name, spread(p99, "%.2f×"), spread(terminal, "%.2f×"), spread(writes, "%.2f")})
+	}
+	return rows
+}
+
+// spread renders the median of values and their range; the median of an
+// even number of values is the mean of the middle two.
+func spread(values []float64, format string) string {
+	if len(values) == 0 {
+		return "—"
+	}
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	n := len(sorted)
+	median := sorted[n/2]
+	if n%2 == 0 {
+		median = (sorted[n/2-1] + sorted[n/2]) / 2
+	}
+	return fmt.Sprintf(format+" ["+format+" – "+format+"]", median, sorted[0], sorted[n-1])
 }
 
 // requestRows lists the requests of each stage per unit, for the requests

@@ -119,3 +119,27 @@ func TestCumulative(t *testing.T) {
 	want := plotter.XYs{{X: floorSeconds, Y: 0}, {X: floorSeconds, Y: 0.25}, {X: 2, Y: 0.25}, {X: 2, Y: 0.5}}
 	g.Expect(got).To(BeComparableTo(want))
 }
+
+// Repeated runs: each cnat stage is compared with the raw stage of its own
+// run, and the table gives the median and the spread of those ratios.
+func TestPairedRatios(t *testing.T) {
+	g := NewWithT(t)
+	r := &Result{N: 1000, Concurrency: 20, Repeat: 3}
+	for round, v := range []struct{ raw, cnat, rawEnd, cnatEnd, writes float64 }{
+		{raw: 2, cnat: 2.4, rawEnd: 20, cnatEnd: 30, writes: 4.7},
+		{raw: 4, cnat: 4.4, rawEnd: 20, cnatEnd: 24, writes: 4.8},
+		{raw: 2, cnat: 3, rawEnd: 10, cnatEnd: 13, writes: 4.76},
+	} {
+		r.Stages = append(r.Stages,
+			&Stage{Name: "raw", Title: "raw", N: 1000, Round: round + 1, FirstPod: Distribution{Count: 1000, P99: v.raw}, AllTerminal: true, AllTerminalSeconds: v.rawEnd, WritesPerUnit: 1},
+			&Stage{Name: "cnat", Title: "cnat", N: 1000, Round: round + 1, FirstPod: Distribution{Count: 1000, P99: v.cnat}, AllTerminal: true, AllTerminalSeconds: v.cnatEnd, WritesPerUnit: v.writes},
+		)
+	}
+	got := renderTables(r)
+	// p99 ratios 1.2, 1.1, 1.5; terminal 1.5, 1.2, 1.3.
+	g.Expect(got).To(ContainSubstring("| cnat | 1.20× [1.10× – 1.50×] | 1.30× [1.20× – 1.50×] | 4.76 [4.70 – 4.80] |"))
+	g.Expect(got).To(ContainSubstring("| raw (run 2) |"))
+	g.Expect(got).To(ContainSubstring("| request | raw (run 1) | cnat (run 1) | raw (run 2) |"))
+	g.Expect(got).To(ContainSubstring("| **cnat** (run 2) | 0.00 s / 0.00 s / 4.40 s / 0.00 s | 1.1× | T+24.0 s (1.2×) |"), "run 2's ratio is to run 2's raw stage")
+	g.Expect(spread([]float64{3, 1}, "%.1f")).To(Equal("2.0 [1.0 – 3.0]"), "the median of two is their mean")
+}

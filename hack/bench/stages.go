@@ -23,6 +23,9 @@ type Stage struct {
 	Name  string `json:"name"`
 	Title string `json:"title"`
 	N     int    `json:"n"`
+	// Round is which of the run's repetitions (-repeat) it belongs to,
+	// from 1; its ratios are to the raw stage of the same round.
+	Round int `json:"round"`
 	// T is the instant the Pods were due (raw: the instant creation began).
 	T time.Time `json:"t"`
 	// CreationSeconds is how long the bench took to create the N objects
