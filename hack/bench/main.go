@@ -50,7 +50,7 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, " ") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-var knownStages = []string{"raw", "cnat", "cronjob"}
+var knownStages = []string{"raw", "cnat", "cronjob", "admission"}
 
 // outputFlags are left out of the command line the report shows: they say
 // where results go, not what was measured.
@@ -59,7 +59,7 @@ var outputFlags = []string{"kubeconfig", "controller-log", "json", "doc", "plot"
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	stages := fs.String("stages", strings.Join(knownStages, ","), "Comma-separated stages to run, in order: raw (the limit), cnat, cronjob.")
+	stages := fs.String("stages", "raw,cnat,cronjob", "Comma-separated stages to run, in order: raw (the limit), cnat, cronjob, admission (N ConfigMaps, N Pods and N pending Ats created at -concurrency: the rates).")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", ".local/kubeconfig", "Kubeconfig of the local cluster, with administrator rights.")
 	fs.IntVar(&o.n, "n", 1000, "Units per stage: Ats, raw Pods, CronJobs, all due at one instant.")
 	fs.IntVar(&o.concurrency, "concurrency", 20, "Concurrent requests of the bench's unthrottled client (raw Pods, creating Ats and CronJobs).")
@@ -221,6 +221,21 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 	for round := 1; round <= opts.repeat; round++ {
 		for _, name := range opts.stages {
 			fmt.Printf("bench: stage %s, N = %d, run %d of %d\n", name, opts.n, round, opts.repeat)
+			if name == "admission" {
+				readings, err := b.runAdmission(ctx)
+				if err != nil {
+					return fmt.Errorf("stage admission, run %d: %w", round, err)
+				}
+				for _, a := range readings {
+					a.Round = round
+					result.Admission = append(result.Admission, a)
+				}
+				if err := cleanNamespace(ctx, c, opts.namespacePrefix+"-"+stageNamespace(name)); err != nil {
+					cleanupErrs = append(cleanupErrs, err)
+					fmt.Fprintln(os.Stderr, "bench:", err)
+				}
+				continue
+			}
 			var s *Stage
 			switch name {
 			case "raw":

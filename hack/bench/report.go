@@ -22,6 +22,7 @@ type Result struct {
 	Repeat      int             `json:"repeat"`
 	Stages      []*Stage        `json:"stages"`
 	Memory      []MemoryReading `json:"memory,omitempty"`
+	Admission   []Admission     `json:"admission,omitempty"`
 }
 
 // Machine describes where the run happened.
@@ -113,6 +114,121 @@ func markdownTable(header []string, rows [][]string) string {
 // controller's usage, the API requests and the memory readings.
 func renderTables(r *Result) string {
 	var b strings.Builder
+	if len(r.Stages) > 0 {
+		b.WriteString(renderStages(r))
+	}
+
+	if len(r.Admission) > 0 {
+		fmt.Fprintf(&b, "\nAdmission: N = %d objects of each kind created at concurrency %d; an At passes cnat's webhooks:\n\n", r.N, r.Concurrency)
+		b.WriteString(markdownTable([]string{"run", "ConfigMaps / s (no webhooks)", "Pods / s", "Ats / s", "Ats ÷ ConfigMaps", "Ats ÷ Pods"}, admissionRows(r.Admission)))
+	}
+
+	if len(r.Memory) > 0 {
+		b.WriteString("\nController memory, each reading after a fresh start, once it was idle:\n\n")
+		var mrows [][]string
+		for _, m := range r.Memory {
+			creation := "—"
+			if m.CreationSeconds > 0 {
+				creation = fmtSeconds(m.CreationSeconds)
+			}
+			mrows = append(mrows, []string{m.Situation, mib(m.RSSBytes), mib(m.PeakRSSBytes), fmtSeconds(m.SettleSeconds), creation})
+		}
+		b.WriteString(markdownTable([]string{"situation", "RSS", "peak RSS", "idle after", "creating the objects took"}, mrows))
+	}
+	return b.String()
+}
+
+// admissionRows are the creation rates of each run, and their medians when
+// there were several.
+func admissionRows(readings []Admission) [][]string {
+	rates := map[int]map[string]float64{}
+	var rounds []int
+	for _, a := range readings {
+		if rates[a.Round] == nil {
+			rates[a.Round] = map[string]float64{}
+			rounds = append(rounds, a.Round)
+		}
+		rates[a.Round][a.Kind] = a.PerSecond()
+	}
+	rate := func(v float64) string {
+		if v <= 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.0f", v)
+	}
+	share := func(x, of float64) string {
+		if x <= 0 || of <= 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f", x/of)
+	}
+	var rows [][]string
+	var toConfigMaps, toPods []float64
+	for _, round := range rounds {
+		k := rates[round]
+		rows = append(rows, []string{fmt.Sprint(round), rate(k[admissionConfigMap]), rate(k[admissionPod]), rate(k[admissionAt]),
+			share(k[admissionAt], k[admissionConfigMap]), share(k[admissionAt], k[admissionPod])})
+		if k[admissionAt] > 0 && k[admissionConfigMap] > 0 && k[admissionPod] > 0 {
+			toConfigMaps = append(toConfigMaps, k[admissionAt]/k[admissionConfigMap])
+			toPods = append(toPods, k[admissionAt]/k[admissionPod])
+		}
+	}
+	if len(rounds) > 1 {
+		rows = append(rows, []string{"median [range]", "", "", "", spread(toConfigMaps, "%.2f"), spread(toPods, "%.2f")})
+	}
+	return rows
+}
+
+// pairedRows are, per stage other than raw, the median and the spread of
+// its ratios to the raw stage of the same round over the rounds.
+func pairedRows(r *Result) [][]string {
+	var rows [][]string
+	var names []string
+	for _, s := range r.Stages {
+		if s.Name != "raw" && !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
+		}
+	}
+	for _, name := range names {
+		var p99, terminal, writes []float64
+		for _, s := range r.Stages {
+			raw := r.stage("raw", s.Round)
+			if s.Name != name || raw == nil {
+				continue
+			}
+			writes = append(writes, s.WritesPerUnit)
+			if raw.FirstPod.P99 > 0 && s.FirstPod.P99 > 0 {
+				p99 = append(p99, s.FirstPod.P99/raw.FirstPod.P99)
+			}
+			if s.AllTerminal && raw.AllTerminal && raw.AllTerminalSeconds > 0 {
+				terminal = append(terminal, s.AllTerminalSeconds/raw.AllTerminalSeconds)
+			}
+		}
+		rows = append(rows, []string{name, spread(p99, "%.2f×"), spread(terminal, "%.2f×"), spread(writes, "%.2f")})
+	}
+	return rows
+}
+
+// spread renders the median of values and their range; the median of an
+// even number of values is the mean of the middle two.
+func spread(values []float64, format string) string {
+	if len(values) == 0 {
+		return "—"
+	}
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	n := len(sorted)
+	median := sorted[n/2]
+	if n%2 == 0 {
+		median = (sorted[n/2-1] + sorted[n/2]) / 2
+	}
+	return fmt.Sprintf(format+" ["+format+" – "+format+"]", median, sorted[0], sorted[n-1])
+}
+
+// renderStages renders the lateness of each stage side by side, the cnat
+// controller's usage, the API requests and the watch's cross-check.
+func renderStages(r *Result) string {
+	var b strings.Builder
 	var rows [][]string
 	for _, s := range r.Stages {
 		raw := r.stage("raw", s.Round)
@@ -161,66 +277,7 @@ func renderTables(r *Result) string {
 		lags = append(lags, fmt.Sprintf("%s %s", r.label(s, s.Name), fmtSeconds(s.WatchLagSeconds)))
 	}
 	fmt.Fprintf(&b, "\nCross-check of the watch: largest Pod ADD received minus its creationTimestamp (whole seconds, so up to 1 s is truncation): %s.\n", strings.Join(lags, ", "))
-
-	if len(r.Memory) > 0 {
-		b.WriteString("\nController memory, each reading after a fresh start, once it was idle:\n\n")
-		var mrows [][]string
-		for _, m := range r.Memory {
-			creation := "—"
-			if m.CreationSeconds > 0 {
-				creation = fmtSeconds(m.CreationSeconds)
-			}
-			mrows = append(mrows, []string{m.Situation, mib(m.RSSBytes), mib(m.PeakRSSBytes), fmtSeconds(m.SettleSeconds), creation})
-		}
-		b.WriteString(markdownTable([]string{"situation", "RSS", "peak RSS", "idle after", "creating the objects took"}, mrows))
-	}
 	return b.String()
-}
-
-// pairedRows are, per stage other than raw, the median and the spread of
-// its ratios to the raw stage of the same round over the rounds.
-func pairedRows(r *Result) [][]string {
-	var rows [][]string
-	var names []string
-	for _, s := range r.Stages {
-		if s.Name != "raw" && !slices.Contains(names, s.Name) {
-			names = append(names, s.Name)
-		}
-	}
-	for _, name := range names {
-		var p99, terminal, writes []float64
-		for _, s := range r.Stages {
-			raw := r.stage("raw", s.Round)
-			if s.Name != name || raw == nil {
-				continue
-			}
-			writes = append(writes, s.WritesPerUnit)
-			if raw.FirstPod.P99 > 0 && s.FirstPod.P99 > 0 {
-				p99 = append(p99, s.FirstPod.P99/raw.FirstPod.P99)
-			}
-			if s.AllTerminal && raw.AllTerminal && raw.AllTerminalSeconds > 0 {
-				terminal = append(terminal, s.AllTerminalSeconds/raw.AllTerminalSeconds)
-			}
-		}
-		rows = append(rows, []string{name, spread(p99, "%.2f×"), spread(terminal, "%.2f×"), spread(writes, "%.2f")})
-	}
-	return rows
-}
-
-// spread renders the median of values and their range; the median of an
-// even number of values is the mean of the middle two.
-func spread(values []float64, format string) string {
-	if len(values) == 0 {
-		return "—"
-	}
-	sorted := slices.Clone(values)
-	slices.Sort(sorted)
-	n := len(sorted)
-	median := sorted[n/2]
-	if n%2 == 0 {
-		median = (sorted[n/2-1] + sorted[n/2]) / 2
-	}
-	return fmt.Sprintf(format+" ["+format+" – "+format+"]", median, sorted[0], sorted[n-1])
 }
 
 // requestRows lists the requests of each stage per unit, for the requests

@@ -143,3 +143,20 @@ func TestPairedRatios(t *testing.T) {
 	g.Expect(got).To(ContainSubstring("| **cnat** (run 2) | 0.00 s / 0.00 s / 4.40 s / 0.00 s | 1.1× | T+24.0 s (1.2×) |"), "run 2's ratio is to run 2's raw stage")
 	g.Expect(spread([]float64{3, 1}, "%.1f")).To(Equal("2.0 [1.0 – 3.0]"), "the median of two is their mean")
 }
+
+func TestAdmissionTable(t *testing.T) {
+	g := NewWithT(t)
+	r := &Result{N: 1000, Concurrency: 20, Repeat: 2}
+	for round, secs := range [][3]float64{{2, 2.5, 8}, {2.5, 2.5, 10}} {
+		r.Admission = append(r.Admission,
+			Admission{Kind: admissionConfigMap, N: 1000, Seconds: secs[0], Round: round + 1},
+			Admission{Kind: admissionPod, N: 1000, Seconds: secs[1], Round: round + 1},
+			Admission{Kind: admissionAt, N: 1000, Seconds: secs[2], Round: round + 1},
+		)
+	}
+	got := renderTables(r)
+	g.Expect(got).NotTo(ContainSubstring("first Pod after T"), "no lateness table without a lateness stage")
+	g.Expect(got).To(ContainSubstring("| 1 | 500 | 400 | 125 | 0.25 | 0.31 |"))
+	g.Expect(got).To(ContainSubstring("| 2 | 400 | 400 | 100 | 0.25 | 0.25 |"))
+	g.Expect(got).To(ContainSubstring("| median [range] |  |  |  | 0.25 [0.25 – 0.25] | 0.28 [0.25 – 0.31] |"))
+}

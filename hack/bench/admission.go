@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Admission is one reading of the admission stage: how fast the API server
+// takes N objects of a kind from the bench's unthrottled client at its
+// concurrency.
+type Admission struct {
+	Kind    string  `json:"kind"`
+	N       int     `json:"n"`
+	Seconds float64 `json:"seconds"`
+	// Round is which of the run's repetitions it belongs to, from 1.
+	Round int `json:"round"`
+}
+
+// PerSecond is the creation rate.
+func (a Admission) PerSecond() float64 {
+	if a.Seconds <= 0 {
+		return 0
+	}
+	return float64(a.N) / a.Seconds
+}
+
+// The kinds of the admission stage: a ConfigMap is the limit for an object
+// without webhooks (a custom resource with a schema is close to it), a Pod
+// passes the API server's own admission chain, an At passes cnat's webhooks
+// (the defaulter, the validator's SubjectAccessReview and dry-run Pod).
+const (
+	admissionConfigMap = "ConfigMap"
+	admissionPod       = "Pod"
+	admissionAt        = "At"
+)
+
+// runAdmission creates N ConfigMaps, N Pods and N Ats (due in a day, so
+// they stay pending) in a namespace of their own, each kind as fast as the
+// bench's client can at its concurrency, and times each kind.
+func (b *bench) runAdmission(ctx context.Context) ([]Admission, error) {
+	ns := b.opts.namespacePrefix + "-" + stageNamespace("admission")
+	if err := createNamespace(ctx, b.c.kube, ns); err != nil {
+		return nil, err
+	}
+	n, concurrency := b.opts.n, b.opts.concurrency
+	timed := func(kind string, create func(ctx context.Context, i int) error) (Admission, error) {
+		start := time.Now()
+		if err := forEach(ctx, n, concurrency, create); err != nil {
+			return Admission{}, err
+		}
+		a := Admission{Kind: kind, N: n, Seconds: time.Since(start).Seconds()}
+		fmt.Printf("bench: admission: %d %ss in %s, %.0f/s\n", n, kind, fmtSeconds(a.Seconds), a.PerSecond())
+		return a, nil
+	}
+	var out []Admission
+	a, err := timed(admissionConfigMap, func(ctx context.Context, i int) error {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("admission-%06d", i)}, Data: map[string]string{"command": "echo admitted"}}
+		if _, err := b.c.kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating ConfigMap %s/%s: %w", ns, cm.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, a)
+	a, err = timed(admissionPod, func(ctx context.Context, i int) error {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("admission-%06d", i)}, Spec: simulatedPodSpec()}
+		if _, err := b.c.kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating Pod %s/%s: %w", ns, pod.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, a)
+	start := time.Now()
+	if _, err := b.createAts(ctx, ns, "admission", n, time.Now().Add(24*time.Hour).Truncate(time.Second)); err != nil {
+		return nil, err
+	}
+	a = Admission{Kind: admissionAt, N: n, Seconds: time.Since(start).Seconds()}
+	fmt.Printf("bench: admission: %d Ats in %s, %.0f/s\n", n, fmtSeconds(a.Seconds), a.PerSecond())
+	return append(out, a), nil
+}
