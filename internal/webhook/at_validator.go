@@ -45,6 +45,9 @@ type AtValidator struct {
 	// PodCreateGuard refuses an At from a user who may not create Pods in its
 	// namespace.
 	PodCreateGuard bool
+	// PodCreateDecisions are the guard's recent "allowed" answers (nil:
+	// every At asks the API server).
+	PodCreateDecisions *PodCreateDecisions
 }
 
 // ValidateCreate validates a new At.
