@@ -21,12 +21,20 @@ import (
 // be evicted while they run.
 const drainedRun = 15 * time.Second
 
+// drainedStart is how long the Pods of every third At of the drain scenario
+// stay Pending on their node before they start: long enough to be evicted
+// before their command started.
+const drainedStart = 30 * time.Second
+
 // drain: Ats due together whose Pods run drainedRun, half with a retry
-// (backoffLimit 1); once they run, the simulated nodes but one are drained
-// one after another, as kubectl drain does: cordoned, every Pod of the
-// scenario on the node evicted through the Eviction API, uncordoned once
-// they stopped. An evicted run is never Succeeded; an At with a retry left
-// runs again (on another node), one without fails (Disrupted).
+// (backoffLimit 1), every third one's Pod held Pending on its node for
+// drainedStart; once they are all on their nodes, the simulated nodes but
+// one are drained one after another, as kubectl drain does: cordoned, every
+// Pod of the scenario on the node evicted through the Eviction API,
+// uncordoned once they stopped. An evicted run is never Succeeded; an At
+// whose Pod was evicted before its command started runs again without
+// using a retry (so also with backoffLimit 0); an At with a retry left runs
+// again (on another node), one without fails (Disrupted).
 func (h *harness) drain(ctx context.Context, r *run) error {
 	if err := h.replicas[0].start(ctx, false); err != nil {
 		return err
@@ -46,12 +54,16 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 		if i%2 == 1 {
 			s.backoffLimit = 1
 		}
+		if i%3 == 2 {
+			s.startDelay = drainedStart.String()
+		}
 		return s
 	}
 	if err := r.createMany(ctx, "n", h.size.ats, spec); err != nil {
 		return err
 	}
-	// Until every At's Pod runs, for at most 10 s after their time.
+	// Until every At's Pod is on its node, and runs unless its start is
+	// held, for at most 10 s after their time.
 	if err := sleepUntil(ctx, at); err != nil {
 		return err
 	}
@@ -60,13 +72,13 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 		if err := h.c.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
 			return err
 		}
-		running := 0
+		placed := 0
 		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				running++
+			if p.Status.Phase == corev1.PodRunning || p.Spec.NodeName != "" && p.Annotations[annotationStartDelay] != "" {
+				placed++
 			}
 		}
-		if running >= h.size.ats {
+		if placed >= h.size.ats {
 			break
 		}
 		if err := sleep(ctx, 200*time.Millisecond); err != nil {

@@ -25,6 +25,9 @@ import (
 const (
 	annotationDuration = "cnat.programming-kubernetes.info/simulate-duration"
 	annotationExitCode = "cnat.programming-kubernetes.info/simulate-exit-code"
+	// annotationStartDelay keeps a Pod Pending on its node that long
+	// before its containers start (hack/kwok/stages.yaml).
+	annotationStartDelay = "cnat.programming-kubernetes.info/simulate-start-delay"
 )
 
 // run is one scenario's state: its namespace and the At incarnations it
@@ -76,6 +79,9 @@ type atSpec struct {
 	command string
 	// duration is how long its Pod runs (simulated), as a Go duration.
 	duration string
+	// startDelay is how long its Pod stays Pending on its node before it
+	// starts (simulated), as a Go duration ("": at once).
+	startDelay string
 	// exitCode is its Pod's (simulated) exit code.
 	exitCode int
 	// backoffLimit is its spec.backoffLimit.
@@ -187,8 +193,9 @@ func (r *run) newAt(name string, s atSpec) *cnatv1beta1.At {
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: labels,
 					Annotations: map[string]string{
-						annotationDuration: s.duration,
-						annotationExitCode: fmt.Sprint(s.exitCode),
+						annotationDuration:   s.duration,
+						annotationExitCode:   fmt.Sprint(s.exitCode),
+						annotationStartDelay: s.startDelay,
 					},
 				},
 				Spec: corev1.PodSpec{
