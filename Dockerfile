@@ -1,5 +1,7 @@
-# The controller image: a static binary on distroless, run as non-root.
-# Build: make docker-build (IMG=cnat-controller:e2e by default).
+# The controller image: a static binary on distroless, run as non-root
+# (65532, which kustomize/base/manager/deployment.yaml names as well).
+# Build: make docker-build
+# (IMG=ghcr.io/programming-kubernetes/cnat-controller:<VERSION> by default).
 
 FROM golang:1.26 AS build
 WORKDIR /src

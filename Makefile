@@ -77,7 +77,7 @@ deadcode: ## Fail on functions nothing calls, or only tests call (outside intern
 	test -z "$$dead" || { echo "Functions only tests call: delete them with their tests, or move test support into a _test.go file or internal/testenv"; echo "$$dead"; exit 1; }
 
 .PHONY: verify
-verify: manifests generate ## Fail when generated files are stale, the code is not gofmt-clean, or workflows or kind-config.yaml are wrong.
+verify: manifests generate ## Fail when generated files are stale, the code is not gofmt-clean, workflows or kind-config.yaml are wrong, or an overlay's image is not pinned.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- api kustomize || { echo "Generated files are stale: run 'make manifests generate' and commit the result"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- api kustomize)" || { echo "Generated files are not committed:"; git status --porcelain -- api kustomize; exit 1; }
@@ -85,7 +85,7 @@ verify: manifests generate ## Fail when generated files are stale, the code is n
 	go vet ./...
 	hack/tools.sh actionlint >/dev/null
 	$(BIN)/actionlint .github/workflows/*.yaml
-	go test ./e2e/ -run '^TestKindConfig$$' -count=1
+	go test ./e2e/ -run '^(TestKindConfig|TestOverlayImages)$$' -count=1
 
 ##@ Test
 
@@ -180,13 +180,21 @@ bench: install ## N Ats due at one instant, side by side with raw Pod creation (
 
 ##@ Build
 
-# The controller image for the kind e2e (kustomize/overlays/kind expects this name).
-IMG ?= cnat-controller:e2e
+# The release, from VERSION: the tag of the controller image in every
+# overlay (kustomize/base/manager/kustomization.yaml pins it, and
+# TestOverlayImages in make verify fails when they differ or an image is
+# latest or untagged), the tag docker-build gives the image, and cnatctl's
+# version. A release changes VERSION and that newTag together.
+VERSION := $(shell cat $(CURDIR)/VERSION)
+
+# The controller image (the name the base deploys; the kind e2e builds
+# cnat-controller:$(VERSION), the name its overlay loads).
+IMG ?= ghcr.io/programming-kubernetes/cnat-controller:$(VERSION)
 
 .PHONY: build
 build: ## Build the controller and cnatctl (also as the kubectl plugin kubectl-cnat) into bin/.
 	go build -o $(BIN)/cnat-controller ./cmd/cnat-controller
-	go build -o $(BIN)/cnatctl ./cmd/cnatctl
+	go build -ldflags "-X github.com/programming-kubernetes/cnat/internal/cli.version=$(VERSION)" -o $(BIN)/cnatctl ./cmd/cnatctl
 	ln -sf cnatctl $(BIN)/kubectl-cnat
 
 .PHONY: docker-build

@@ -9,7 +9,9 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cluster=cnat-e2e
-image="${IMG:-cnat-controller:e2e}"
+# kustomize/overlays/kind deploys cnat-controller with the release tag in
+# VERSION, never pulled: the image loaded into the nodes must carry it.
+image="${IMG:-cnat-controller:$(<"${root}/VERSION")}"
 kubeconfig="${root}/.local/kind-kubeconfig"
 logs="${root}/.local/e2e-kind-logs"
 export PATH="${root}/bin:${PATH}"

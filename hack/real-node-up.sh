@@ -346,7 +346,7 @@ echo "real-node-up: host changes (hack/real-node-down.sh undoes them):"
 sed 's/^/  /' "${host_changes}"
 cat <<EOF
 real-node-up: Pods run on node ${node_name} with an image it has (hack/real-node/images.sh:
-busybox:1.37, cnat-controller:e2e; no registry is reachable). To run on the simulated nodes instead:
+busybox:1.37, cnat-controller:$(<"${root}/VERSION"); no registry is reachable). To run on the simulated nodes instead:
   nodeSelector: {${simulated_key}: "true"}
   tolerations: [{key: ${simulated_key}, operator: Exists, effect: NoSchedule}]
 EOF

@@ -8,7 +8,7 @@
 //	    a static busybox as /bin/busybox and a symlink for each applet it
 //	    lists (`busybox --list-full`: /bin/sh, /bin/echo, /usr/bin/env...);
 //	    command sh, user root like the upstream image.
-//	image-build -tag cnat-controller:e2e -o controller.tar -binary bin/cnat-controller -user 65532
+//	image-build -tag cnat-controller:v0.1.0 -o controller.tar -binary bin/cnat-controller -user 65532
 //	    one static binary as /<its name>, its entrypoint, run as -user.
 //
 // Both have /etc/passwd and /etc/group (root, nobody 65534, nonroot 65532,

@@ -7,8 +7,9 @@
 #                    busybox (cnat's --default-image)
 #   pause            registry.k8s.io/pause:3.10.2, from hack/image-build/pause
 #                    (containerd's sandbox image)
-#   cnat-controller  cnat-controller:e2e, from ./cmd/cnat-controller as the
-#                    Dockerfile builds it (kustomize/overlays/local-incluster)
+#   cnat-controller  cnat-controller:<VERSION>, from ./cmd/cnat-controller as
+#                    the Dockerfile builds it (kustomize/overlays/local-incluster
+#                    deploys that tag, the release in VERSION)
 #   FILE.tar         an image tarball made elsewhere (docker save, skopeo
 #                    copy, crane pull, hack/image-build), imported as it is
 #                    and kept in .local/real-node/images/imported, from where
@@ -67,7 +68,7 @@ for image in "$@"; do
       ;;
     cnat-controller)
       static_build "${images_dir}/cnat-controller" ./cmd/cnat-controller
-      "${image_build}" -tag docker.io/library/cnat-controller:e2e -o "${tarball}" -binary "${images_dir}/cnat-controller" -user 65532
+      "${image_build}" -tag "docker.io/library/cnat-controller:$(<"${root}/VERSION")" -o "${tarball}" -binary "${images_dir}/cnat-controller" -user 65532
       ;;
     *)
       echo "images: unknown image '${image}' (known: busybox pause cnat-controller, or a FILE.tar to import)" >&2
