@@ -51,10 +51,17 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: ## Run golangci-lint (.golangci.yml) and make deadcode.
+lint: ## Run golangci-lint (.golangci.yml), make deadcode and kube-score on every overlay.
 	hack/tools.sh golangci-lint >/dev/null
 	$(BIN)/golangci-lint run ./...
 	$(MAKE) --no-print-directory deadcode
+	$(MAKE) --no-print-directory kube-score
+
+# kube-score on every overlay as cnatctl renders it, warnings included; the
+# deliberate exceptions and their reasons are in hack/kube-score.sh.
+.PHONY: kube-score
+kube-score: ## Score the manifests of every overlay with kube-score (exceptions: hack/kube-score.sh).
+	hack/kube-score.sh
 
 # golangci-lint's unused does not report an exported function nothing calls,
 # or one only tests call; deadcode (a tool of go.mod) does, from the mains

@@ -22,6 +22,7 @@ module_of() {
     kwok | kwokctl) echo kwok ;;
     golangci-lint) echo golangci-lint ;;
     actionlint) echo actionlint ;;
+    kube-score) echo kube-score ;;
     *) return 1 ;;
   esac
 }
@@ -32,6 +33,7 @@ package_of() {
     kwok | kwokctl) echo "sigs.k8s.io/kwok/cmd/$1" ;;
     golangci-lint) echo github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
     actionlint) echo github.com/rhysd/actionlint/cmd/actionlint ;;
+    kube-score) echo github.com/zegl/kube-score/cmd/kube-score ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -44,6 +46,7 @@ pinned_module() {
     kwok) echo sigs.k8s.io/kwok ;;
     golangci-lint) echo github.com/golangci/golangci-lint/v2 ;;
     actionlint) echo github.com/rhysd/actionlint ;;
+    kube-score) echo github.com/zegl/kube-score ;;
   esac
 }
 
@@ -64,6 +67,9 @@ ldflags() {
     kwok)
       flags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=${version}"
       ;;
+    kube-score)
+      flags+=" -X main.version=${version}"
+      ;;
   esac
   echo "${flags}"
 }
@@ -75,7 +81,7 @@ else
 fi
 for name in "${tools[@]}"; do
   if ! module_of "${name}" >/dev/null; then
-    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint)" >&2
+    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint kube-score)" >&2
     exit 2
   fi
 done
@@ -88,7 +94,7 @@ trap '[[ -z "${staging}" ]] || rm -rf "${staging}"' EXIT
 # GOWORK=off keeps a go.work elsewhere in the tree out of the tools modules.
 export GOWORK=off CGO_ENABLED=0
 
-for module in kubernetes etcd kwok golangci-lint actionlint; do
+for module in kubernetes etcd kwok golangci-lint actionlint kube-score; do
   wanted=()
   for name in "${tools[@]}"; do
     if [[ "$(module_of "${name}")" == "${module}" ]]; then
