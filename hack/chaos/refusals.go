@@ -29,6 +29,13 @@ const refuseLabel = "chaos.cnat.programming-kubernetes.info/refuse"
 // before their time.
 const blockLead = 3 * time.Second
 
+// refusalFireTime is when the Ats of policy and quota fire: time for n Ats
+// to pass admission (each a dry-run Pod create; after the janitor scenario
+// 200 of them once took longer than fireTime allows), then blockLead.
+func refusalFireTime(n int) time.Time {
+	return fireTime(n).Add(time.Duration(n)*40*time.Millisecond + blockLead)
+}
+
 // refused is the usual At of a refusal scenario: it runs for 2 s, every
 // fourth fails with exit code 3 (no retry: the refusal is what is
 // attacked), two in ten have a starting deadline of 10 s, which the refusal
@@ -200,7 +207,7 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 	// The Ats first: cnat's admission webhook tries each At's Pod by a dry
 	// run, and refuses an At whose Pod the API server could not even try
 	// (a Pod webhook that is down).
-	at := fireTime(h.size.ats).Add(blockLead)
+	at := refusalFireTime(h.size.ats)
 	spec := func(i int) atSpec {
 		s := refused(at)(i)
 		s.labels = viaPolicy
@@ -282,7 +289,7 @@ func (h *harness) quota(ctx context.Context, r *run) error {
 	stop := r.sample(ctx, 2*time.Second)
 	defer stop()
 
-	at := fireTime(h.size.ats).Add(blockLead)
+	at := refusalFireTime(h.size.ats)
 	if err := r.createMany(ctx, "q", h.size.ats, refused(at)); err != nil {
 		return err
 	}
