@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,13 +67,14 @@ type Options struct {
 
 // Applier applies, diffs and prunes sets of objects on one cluster.
 type Applier struct {
-	client  client.Client
-	mapper  meta.RESTMapper
-	rm      *ssa.ResourceManager
-	manager string
-	defNS   string
-	set     *ApplySet
-	out     io.Writer
+	client    client.Client
+	discovery discovery.ServerVersionInterface
+	mapper    meta.RESTMapper
+	rm        *ssa.ResourceManager
+	manager   string
+	defNS     string
+	set       *ApplySet
+	out       io.Writer
 
 	progressInterval time.Duration
 	pollInterval     time.Duration
@@ -106,8 +108,13 @@ func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Appli
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster: %w", err)
 	}
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the cluster: %w", err)
+	}
 	a := &Applier{
 		client:           c,
+		discovery:        dc,
 		mapper:           mapper,
 		manager:          opts.FieldManager,
 		defNS:            opts.DefaultNamespace,

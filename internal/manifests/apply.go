@@ -66,6 +66,8 @@ type Result struct {
 // Apply applies objects to the cluster as the set, printing one line per
 // object as it goes:
 //
+//  0. It refuses a cluster older than MinimumKubernetesVersion, naming both
+//     versions, before it sends anything else.
 //  1. It labels every object as a member of the set and plans all of them:
 //     one server-side dry-run each (ssa's Diff, as the apply will send
 //     them). If any fails, it returns every failure as Problems and applies
@@ -93,6 +95,14 @@ type Result struct {
 func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructured, opts ApplyOptions) (*Result, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Minute
+	}
+	// Before anything else, so an older cluster gets nothing half-applied.
+	info, err := a.discovery.ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("reading the cluster's Kubernetes version, nothing was applied: %w", err)
+	}
+	if err := checkServerVersion(info); err != nil {
+		return nil, fmt.Errorf("%w: nothing was applied", err)
 	}
 	objs, err := a.prepare(objects)
 	if err != nil {
