@@ -95,7 +95,7 @@ func disrupted(reason string) func(*corev1.Pod) {
 }
 
 // stoppedBeforeItRan is the kubelet's last word on a Pod it stopped before
-// any container started.
+// it acknowledged it (no startTime) and before any container started.
 func stoppedBeforeItRan(p *corev1.Pod) {
 	p.Spec.NodeName = "node"
 	p.Status.Phase = corev1.PodFailed
@@ -296,6 +296,16 @@ func TestDecide(t *testing.T) {
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](137), Until: t0.Add(12 * time.Second)},
 		},
 		{
+			name: "evicted once its kubelet acknowledged it, no container shown started (a container lost after it ran reads so): a failure, Failed with backoffLimit 0",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, disrupted("EvictionByEvictionAPI"), func(p *corev1.Pod) { p.Spec.NodeName = "node" },
+					deletedAt(t0.Add(time.Second)), stoppedBeforeItRan, func(p *corev1.Pod) { p.Status.StartTime = ptr.To(metav1.NewTime(t0)) })}
+			},
+			now:  t0.Add(2 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonDisrupted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
+		},
+		{
 			name: "preempted before it was scheduled: retried without counting",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), retryRecorded(t0.Add(12*time.Second))),
 			pods: func(g Gomega) []corev1.Pod {
@@ -324,6 +334,15 @@ func TestDecide(t *testing.T) {
 			},
 			now:  t0.Add(21 * time.Second),
 			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonError, Attempts: 2, Unstarted: 1, ExitCode: ptr.To[int32](1), Release: []string{name2}},
+		},
+		{
+			name: "after one unstarted attempt, the second attempt's failure with a retry left is retried",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 2), unstartedRecorded(1), backoffLimit(1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 2, t0.Add(12*time.Second), exitedOnNode(1, t0.Add(20*time.Second)))}
+			},
+			now:  t0.Add(21 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 2, Unstarted: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(31 * time.Second)},
 		},
 		{
 			name: "evicted after its command started, no retry left: Disrupted",
@@ -510,6 +529,16 @@ func TestDecide(t *testing.T) {
 			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0, exited(0, t0))} },
 			now:  t0.Add(time.Minute),
 			want: outcome{Action: lifecycle.DeleteAt, Phase: cnatv1beta1.PhaseSucceeded, Attempts: 1, Release: []string{name1}},
+		},
+		{
+			name: "finished, its TTL not up yet: deleted when it is",
+			at: newAt(recorded(cnatv1beta1.PhaseSucceeded, 1), func(a *cnatv1beta1.At) {
+				a.Status.CompletionTime = ptr.To(metav1.NewTime(t0))
+				a.Spec.TTLSecondsAfterFinished = ptr.To[int32](60)
+			}),
+			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 1, t0, exited(0, t0), released)} },
+			now:  t0.Add(59 * time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseSucceeded, Attempts: 1, Until: t0.Add(time.Minute)},
 		},
 		{
 			name: "no At: its Pods are released, confirmed",

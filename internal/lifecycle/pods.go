@@ -141,13 +141,19 @@ func disruptionTarget(pod *corev1.Pod) *corev1.PodCondition {
 // mayHaveStarted reports whether the Pod's command (or anything of its
 // template: an init container) may have started. It says no only when that
 // is certain: the Pod was never scheduled, or its kubelet reported it
-// finished with no container ever started. A Pod that PodGC marked Failed
-// (its node is gone) is not certain: its kubelet never had the last word.
+// finished without ever having acknowledged it (no status.startTime, which
+// the kubelet sets before it pulls an image or starts a container: a Pod it
+// refused at admission) and with no container started. A Pod the kubelet
+// acknowledged may have run, whatever its containers show now: a container
+// the kubelet lost after it ran is reported terminated with exit code 137
+// and no start time (ContainerStatusUnknown), exactly like one that never
+// started. A Pod that PodGC marked Failed (its node is gone) is not certain
+// either: its kubelet never had the last word.
 func mayHaveStarted(pod *corev1.Pod, disruption *corev1.PodCondition) bool {
 	if pod.Spec.NodeName == "" {
 		return false
 	}
-	if pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodSucceeded {
+	if pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodSucceeded || pod.Status.StartTime != nil {
 		return true
 	}
 	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {

@@ -365,6 +365,31 @@ func TestJudge(t *testing.T) {
 			wantFalseSucceeded: 1,
 			wantFinding:        "its last Pod x-1 (uid p1) Failed, disrupted",
 		},
+		"evicted after a status write showed it running, its terminal write shows no start: it started, no retry owed": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, func() corev1.Pod {
+					p := pod("x-1", "p1", "a1", corev1.PodRunning, nil)
+					p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "command", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}}}
+					return p
+				}(), 2),
+				event("patch", "status", 200, unstarted(deletedWhileRunning(pod("x-1", "p1", "a1", corev1.PodFailed, nil))), 3),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Alive: true, Phase: "Failed", Reason: "Disrupted", PodName: "x-1", ExitCode: ptr.To[int32](137)}},
+			wantPods:     1,
+		},
+		"evicted once its kubelet acknowledged it (startTime), no container shown started: it may have run, no retry owed": {
+			log: []string{
+				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),
+				event("patch", "status", 200, func() corev1.Pod {
+					p := unstarted(pod("x-1", "p1", "a1", corev1.PodFailed, nil))
+					p.Status.StartTime = ptr.To(metav1.NewTime(t0))
+					return p
+				}(), 3),
+			},
+			incarnations: []Incarnation{{UID: "a1", Namespace: "chaos", Name: "x", Alive: true, Phase: "Failed", Reason: "Disrupted", PodName: "x-1", ExitCode: ptr.To[int32](137)}},
+			wantPods:     1,
+		},
 		"reports no exit code, its last Pod exited 3": {
 			log: []string{
 				event("create", "", 201, pod("x-1", "p1", "a1", corev1.PodPending, nil), 1),

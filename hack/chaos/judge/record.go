@@ -118,6 +118,8 @@ func ReadAudit(r io.Reader, inNamespace func(string) bool) (Record, error) {
 	// count as created at their creationTimestamp unless their create was
 	// recorded.
 	seen := map[string]PodCreate{}
+	// started are the Pods a status write showed started (showsStart).
+	started := map[string]bool{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	line := 0
@@ -169,6 +171,9 @@ func ReadAudit(r io.Reader, inNamespace func(string) bool) (Record, error) {
 			if err := json.Unmarshal(ev.ResponseObject, &pod); err != nil {
 				return Record{}, fmt.Errorf("audit log line %d: the Pod's status: %w", line, err)
 			}
+			if showsStart(&pod) {
+				started[string(pod.UID)] = true
+			}
 			if end, ok := endOf(&pod, t); ok {
 				rec.Ends = append(rec.Ends, end)
 			}
@@ -179,6 +184,11 @@ func ReadAudit(r io.Reader, inNamespace func(string) bool) (Record, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return Record{}, fmt.Errorf("reading the audit log: %w", err)
+	}
+	for i := range rec.Ends {
+		if started[rec.Ends[i].PodUID] {
+			rec.Ends[i].Unstarted = false
+		}
 	}
 	created := map[string]bool{}
 	for _, c := range rec.Creates {
@@ -264,8 +274,12 @@ func endOf(pod *corev1.Pod, t time.Time) (PodEnd, bool) {
 }
 
 // neverStarted reports whether a disrupted Pod's command certainly never
-// started: it was never scheduled, or its kubelet ended it Failed with no
-// container running or terminated after a start, ever.
+// started, from its terminal status write: it was never scheduled, or its
+// kubelet ended it Failed without having acknowledged it (no startTime)
+// and with no container running or terminated after a start. ReadAudit
+// also clears Unstarted for a Pod any other status write of which showed a
+// start (showsStart): a container the kubelet lost after it ran ends
+// terminated with no start time.
 func neverStarted(pod *corev1.Pod, disruptionReason string) bool {
 	if pod.Status.Phase == corev1.PodSucceeded {
 		return false
@@ -276,16 +290,25 @@ func neverStarted(pod *corev1.Pod, disruptionReason string) bool {
 	if pod.Status.Phase != corev1.PodFailed || disruptionReason == "DeletionByPodGC" {
 		return false
 	}
+	return !showsStart(pod)
+}
+
+// showsStart reports whether this state of the Pod shows that its kubelet
+// acknowledged it or that a container of it started.
+func showsStart(pod *corev1.Pod) bool {
+	if pod.Status.StartTime != nil || pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodSucceeded {
+		return true
+	}
 	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for _, cs := range statuses {
 			for _, state := range []corev1.ContainerState{cs.State, cs.LastTerminationState} {
 				if state.Running != nil || state.Terminated != nil && !state.Terminated.StartedAt.IsZero() {
-					return false
+					return true
 				}
 			}
 		}
 	}
-	return true
+	return false
 }
 
 // sortCreates orders creates by the time the API server received them.
