@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the command-line tools the project develops against from source into
-# bin/: the Kubernetes control plane, etcd and kwok. Each tool is pinned by a Go
+# bin/: the Kubernetes control plane, etcd and kwok, and on demand the linters
+# and gremlins (make mutate). Each tool is pinned by a Go
 # module under hack/tools/<module>/; bin/.<name>.stamp records the pin a binary
 # was built from, so a binary is only rebuilt when its pin changes.
 #
 # Usage: hack/tools.sh [name...]
-# Without names it builds the default set; kubelet is only built when named.
+# Without names it builds the default set; kubelet, the linters and gremlins are
+# only built when named.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +24,7 @@ module_of() {
     kwok | kwokctl) echo kwok ;;
     golangci-lint) echo golangci-lint ;;
     actionlint) echo actionlint ;;
+    gremlins) echo gremlins ;;
     kube-score) echo kube-score ;;
     *) return 1 ;;
   esac
@@ -33,6 +36,7 @@ package_of() {
     kwok | kwokctl) echo "sigs.k8s.io/kwok/cmd/$1" ;;
     golangci-lint) echo github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
     actionlint) echo github.com/rhysd/actionlint/cmd/actionlint ;;
+    gremlins) echo github.com/go-gremlins/gremlins/cmd/gremlins ;;
     kube-score) echo github.com/zegl/kube-score/cmd/kube-score ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
@@ -46,6 +50,7 @@ pinned_module() {
     kwok) echo sigs.k8s.io/kwok ;;
     golangci-lint) echo github.com/golangci/golangci-lint/v2 ;;
     actionlint) echo github.com/rhysd/actionlint ;;
+    gremlins) echo github.com/go-gremlins/gremlins ;;
     kube-score) echo github.com/zegl/kube-score ;;
   esac
 }
@@ -67,7 +72,7 @@ ldflags() {
     kwok)
       flags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=${version}"
       ;;
-    kube-score)
+    gremlins | kube-score)
       flags+=" -X main.version=${version}"
       ;;
   esac
@@ -81,7 +86,7 @@ else
 fi
 for name in "${tools[@]}"; do
   if ! module_of "${name}" >/dev/null; then
-    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint kube-score)" >&2
+    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score)" >&2
     exit 2
   fi
 done
@@ -94,7 +99,7 @@ trap '[[ -z "${staging}" ]] || rm -rf "${staging}"' EXIT
 # GOWORK=off keeps a go.work elsewhere in the tree out of the tools modules.
 export GOWORK=off CGO_ENABLED=0
 
-for module in kubernetes etcd kwok golangci-lint actionlint kube-score; do
+for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score; do
   wanted=()
   for name in "${tools[@]}"; do
     if [[ "$(module_of "${name}")" == "${module}" ]]; then
