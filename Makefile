@@ -142,14 +142,6 @@ MUTATE_PACKAGES ?=
 mutate: tools ## Mutation testing of internal/lifecycle, scheduler, apply and the At validator (gremlins): the table of docs/mutation.md; fails below its goals.
 	hack/mutate.sh $(MUTATE_PACKAGES)
 
-# Not in make test: every mutant costs a build and a test run (the webhook's
-# an API server), most of an hour in all. MUTATE_PACKAGES: a subset.
-MUTATE_PACKAGES ?=
-
-.PHONY: mutate
-mutate: tools ## Mutation testing of internal/lifecycle, scheduler, apply and the At validator (gremlins): the table of docs/mutation.md; fails below its goals.
-	hack/mutate.sh $(MUTATE_PACKAGES)
-
 .PHONY: fuzz
 fuzz: ## Fuzz the schedule parser, both conversion round trips and At validation, a minute each.
 	go test ./internal/scheduler -run='^$$' -fuzz=FuzzParseSchedule -fuzztime=60s
