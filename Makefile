@@ -51,11 +51,20 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: ## Run golangci-lint (.golangci.yml), make deadcode and kube-score on every overlay.
+lint: ## Run golangci-lint (.golangci.yml), make deadcode, kube-api-linter on the API types and kube-score on every overlay.
 	hack/tools.sh golangci-lint >/dev/null
 	$(BIN)/golangci-lint run ./...
 	$(MAKE) --no-print-directory deadcode
+	$(MAKE) --no-print-directory api-lint
 	$(MAKE) --no-print-directory kube-score
+
+# The Kubernetes API linter (kube-api-linter, a golangci-lint module) on the
+# API types of both versions; its configuration, with the deliberate
+# exceptions and their reasons, is hack/kube-api-linter.yml.
+.PHONY: api-lint
+api-lint: ## Lint the API types with kube-api-linter (exceptions: hack/kube-api-linter.yml).
+	hack/tools.sh golangci-lint-kube-api-linter >/dev/null
+	$(BIN)/golangci-lint-kube-api-linter run -c hack/kube-api-linter.yml ./api/v1beta1/... ./api/v1alpha1/...
 
 # kube-score on every overlay as cnatctl renders it, warnings included; the
 # deliberate exceptions and their reasons are in hack/kube-score.sh.

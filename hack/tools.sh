@@ -26,6 +26,7 @@ module_of() {
     actionlint) echo actionlint ;;
     gremlins) echo gremlins ;;
     kube-score) echo kube-score ;;
+    golangci-lint-kube-api-linter) echo kube-api-linter ;;
     *) return 1 ;;
   esac
 }
@@ -38,6 +39,7 @@ package_of() {
     actionlint) echo github.com/rhysd/actionlint/cmd/actionlint ;;
     gremlins) echo github.com/go-gremlins/gremlins/cmd/gremlins ;;
     kube-score) echo github.com/zegl/kube-score/cmd/kube-score ;;
+    golangci-lint-kube-api-linter) echo sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -52,6 +54,7 @@ pinned_module() {
     actionlint) echo github.com/rhysd/actionlint ;;
     gremlins) echo github.com/go-gremlins/gremlins ;;
     kube-score) echo github.com/zegl/kube-score ;;
+    kube-api-linter) echo sigs.k8s.io/kube-api-linter ;;
   esac
 }
 
@@ -86,7 +89,7 @@ else
 fi
 for name in "${tools[@]}"; do
   if ! module_of "${name}" >/dev/null; then
-    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score)" >&2
+    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score golangci-lint-kube-api-linter)" >&2
     exit 2
   fi
 done
@@ -99,7 +102,7 @@ trap '[[ -z "${staging}" ]] || rm -rf "${staging}"' EXIT
 # GOWORK=off keeps a go.work elsewhere in the tree out of the tools modules.
 export GOWORK=off CGO_ENABLED=0
 
-for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score; do
+for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score kube-api-linter; do
   wanted=()
   for name in "${tools[@]}"; do
     if [[ "$(module_of "${name}")" == "${module}" ]]; then

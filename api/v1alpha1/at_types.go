@@ -25,7 +25,7 @@ type AtSpec struct {
 	// +required
 	// +kubebuilder:validation:MinLength=16
 	// +kubebuilder:validation:MaxLength=64
-	Schedule string `json:"schedule"`
+	Schedule string `json:"schedule,omitempty"`
 
 	// The IANA time zone, such as Europe/Berlin, in which a wall-clock
 	// schedule is read. A time skipped by a daylight-saving change runs later
@@ -257,7 +257,7 @@ type At struct {
 	// When to run which command, and how: the Pod, retries, deadlines.
 	//
 	// +required
-	Spec AtSpec `json:"spec"`
+	Spec AtSpec `json:"spec,omitzero"`
 
 	// What happened, written by the controller.
 	//
