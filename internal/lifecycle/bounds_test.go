@@ -101,7 +101,7 @@ type refusingEffects struct {
 }
 
 func (e *refusingEffects) CachedAt() (*cnatv1beta1.At, error) { return e.at, nil }
-func (e *refusingEffects) CachedPods() ([]corev1.Pod, error) { return nil, nil }
+func (e *refusingEffects) CachedPods() ([]corev1.Pod, error)  { return nil, nil }
 func (e *refusingEffects) FreshAt(*cnatv1beta1.At, lifecycle.Decision) (*cnatv1beta1.At, error) {
 	return e.at, nil
 }
@@ -113,7 +113,7 @@ func (e *refusingEffects) WriteStatus(_ *cnatv1beta1.At, status *cnatv1beta1.AtS
 	e.written = append(e.written, status)
 	return nil
 }
-func (e *refusingEffects) Release(*corev1.Pod) error     { return errors.New("nothing to release") }
+func (e *refusingEffects) Release(*corev1.Pod) error      { return errors.New("nothing to release") }
 func (e *refusingEffects) DeleteAt(*cnatv1beta1.At) error { return errors.New("nothing to delete") }
 
 // TestLongMessagesFitTheSchema: whatever length of text the controller
