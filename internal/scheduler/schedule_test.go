@@ -204,6 +204,19 @@ func TestScheduleErrorError(t *testing.T) {
 			err:  &scheduler.TimeZoneError{Value: strings.Repeat("a", 63) + "ä", Detail: "unknown time zone"},
 			want: `spec.timeZone: Invalid value: "` + strings.Repeat("a", 63) + `...": unknown time zone`,
 		},
+		{
+			name: "64 bytes are quoted whole",
+			err:  &scheduler.ScheduleError{Value: strings.Repeat("a", 64), Detail: "must be a time"},
+			want: `spec.schedule: Invalid value: "` + strings.Repeat("a", 64) + `": must be a time`,
+		},
+		{
+			// Not UTF-8 (only ParseSchedule's own callers can pass such a
+			// value; the API server cannot): no character starts in the
+			// first 65 bytes, so nothing of it is quoted.
+			name: "long value without a character boundary",
+			err:  &scheduler.ScheduleError{Value: strings.Repeat("\x80", 100), Detail: "must be a time"},
+			want: `spec.schedule: Invalid value: "...": must be a time`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,6 +250,12 @@ func TestParseScheduleMessages(t *testing.T) {
 			schedule: "2026-11-21T09:00:00+01:00",
 			timeZone: "Europe/Berlin",
 			want:     `spec.schedule: Invalid value: "2026-11-21T09:00:00+01:00": a time with an offset is ambiguous together with spec.timeZone: remove the offset or the timeZone; must be a wall-clock time without offset, such as 2026-11-21T09:00:00 or 2026-11-21T09:00, because spec.timeZone is set`,
+		},
+		{
+			// At the limit: read, quoted whole, and not called too long.
+			name:     "64 bytes",
+			schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 44),
+			want:     `spec.schedule: Invalid value: "2026-11-21T09:00:00Z` + strings.Repeat(" ", 44) + `": must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone`,
 		},
 		{
 			name:     "unknown zone",
