@@ -37,7 +37,9 @@ import (
 //     its attempt's outcome, or once its At is gone;
 //   - no Pod of another incarnation, or not cnat's, is adopted, changed
 //     or reported;
-//   - a reported outcome is that of a Pod of the At's own.
+//   - a reported outcome is that of a Pod of the At's own;
+//   - the controller deletes an At only once it finished and its
+//     ttlSecondsAfterFinished has passed since its completionTime.
 //
 // The controller is lifecycle.Reconcile itself, the code the controller
 // runs, over the model API server: it decides on a cache that may lag any
@@ -267,8 +269,16 @@ func (e modelEffects) Release(p *corev1.Pod) error {
 }
 
 func (e modelEffects) DeleteAt(at *cnatv1beta1.At) error {
-	if e.w.at != nil && e.w.at.UID == at.UID {
-		e.w.deleteAt(false)
+	w := e.w
+	if w.at != nil && w.at.UID == at.UID {
+		// Only an At that finished and whose ttlSecondsAfterFinished has
+		// passed since is the controller's to delete.
+		st, ttl := w.at.Status, w.at.Spec.TTLSecondsAfterFinished
+		if !st.Phase.Finished() || ttl == nil || st.CompletionTime == nil || w.now.Before(st.CompletionTime.Add(time.Duration(*ttl)*time.Second)) {
+			w.broken = append(w.broken, fmt.Sprintf("At %s deleted by the controller in phase %s, completionTime %v, ttlSecondsAfterFinished %v",
+				at.UID, st.Phase, st.CompletionTime, ptr.Deref(ttl, -1)))
+		}
+		w.deleteAt(false)
 	}
 	return nil
 }
