@@ -201,3 +201,23 @@ func TestMessageAtTheBoundIsKeptWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestEventNotes: an Event's note is the status message, whole when it
+// fits the 1024 bytes the events.k8s.io/v1 API takes, else cut at a
+// character boundary with the cut said.
+func TestEventNotes(t *testing.T) {
+	tests := []struct{ name, message, want string }{
+		{"1024 bytes: whole", strings.Repeat("x", 1024), strings.Repeat("x", 1024)},
+		{"cut between characters", "x" + strings.Repeat("é", 1000), "x" + strings.Repeat("é", 503) + " ... (truncated)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			before := &cnatv1beta1.AtStatus{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1}
+			after := &cnatv1beta1.AtStatus{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonError, Attempts: 1, Message: tc.message}
+			events := lifecycle.Events(before, after)
+			g.Expect(events).To(HaveLen(1))
+			g.Expect(events[0].Note).To(Equal(tc.want))
+		})
+	}
+}
