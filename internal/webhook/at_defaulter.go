@@ -13,14 +13,7 @@ import (
 // atomic list that differs only by a default makes `kubectl apply
 // --server-side` after `kubectl apply` conflict.
 //
-// +kubebuilder:webhook:path=/mutate-cnat-programming-kubernetes-info-v1beta1-at,mutating=true,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=mat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=5,patch=`{"rules":[{"apiGroups":["cnat.programming-kubernetes.info"],"apiVersions":["v1beta1"],"operations":["CREATE","UPDATE"],"resources":["ats"],"scope":"Namespaced"}],"matchConditions":[{"name":"template-needs-defaults","expression":"has(object.spec) && has(object.spec.template) && has(object.spec.template.spec) && (!has(object.spec.template.spec.restartPolicy) || object.spec.template.spec.restartPolicy == '' || (has(object.spec.template.spec.containers) && object.spec.template.spec.containers.exists(c, !has(c.image) || c.image == '')) || (has(object.spec.template.spec.initContainers) && object.spec.template.spec.initContainers.exists(c, !has(c.image) || c.image == '')))"}]}`
-//
-// The API server calls it only when there is something to default (the
-// matchCondition template-needs-defaults, evaluated on the At as converted
-// to v1beta1): an At without a template, or whose template names its
-// restartPolicy and every image, is stored as written without a webhook
-// call. TestDefaulterIsCalledOnlyWhenItChangesSomething holds the
-// condition to Default.
+// +kubebuilder:webhook:path=/mutate-cnat-programming-kubernetes-info-v1beta1-at,mutating=true,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=mat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=5,patch=`{"rules":[{"apiGroups":["cnat.programming-kubernetes.info"],"apiVersions":["v1beta1"],"operations":["CREATE","UPDATE"],"resources":["ats"],"scope":"Namespaced"}]}`
 
 // AtDefaulter writes into an At's template what the controller would
 // otherwise decide when it runs it, so the stored object says what will
