@@ -89,6 +89,27 @@ func TestDecideSays(t *testing.T) {
 			want: "Pod " + name1 + " failed with exit code 137 (DeadlineExceeded): Pod was active on the node longer than the specified deadline",
 		},
 		{
+			name: "an init container failed: its exit code and reason, not the command's, which never ran",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, func(p *corev1.Pod) {
+					p.Spec.NodeName = "node"
+					p.Status = corev1.PodStatus{
+						Phase: corev1.PodFailed,
+						InitContainerStatuses: []corev1.ContainerStatus{
+							{Name: "fetch", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}},
+							{Name: "migrate", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3, Reason: "Error", Message: "schema locked"}}},
+						},
+						ContainerStatuses: []corev1.ContainerStatus{
+							{Name: p.Spec.Containers[0].Name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}},
+						},
+					}
+				})}
+			},
+			now:  t0.Add(time.Minute),
+			want: "Pod " + name1 + " failed with exit code 3 (Error): schema locked",
+		},
+		{
 			name: "succeeded: the command's termination message",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1)),
 			pods: func(g Gomega) []corev1.Pod {
