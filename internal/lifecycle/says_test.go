@@ -242,3 +242,19 @@ func TestEventNotes(t *testing.T) {
 		})
 	}
 }
+
+// TestInvalidSpecEvents: an invalid spec is announced once, and again when
+// an edit brings another mistake; the same status written twice is not.
+func TestInvalidSpecEvents(t *testing.T) {
+	g := NewWithT(t)
+	st := func(reason, message string) *cnatv1beta1.AtStatus {
+		return &cnatv1beta1.AtStatus{Phase: cnatv1beta1.PhasePending, Reason: reason, Message: message}
+	}
+	scheduled := st(cnatv1beta1.ReasonScheduled, "Runs at 2026-11-21T09:00:00Z")
+	badZone := st(cnatv1beta1.ReasonInvalidSpec, `spec.timeZone: Invalid value: "Europe/Berln": unknown time zone`)
+	badSchedule := st(cnatv1beta1.ReasonInvalidSpec, `spec.schedule: Invalid value: "tomorrow": must be an RFC 3339 time`)
+
+	g.Expect(lifecycle.Events(scheduled, badZone)).To(BeComparableTo([]lifecycle.Event{{Type: corev1.EventTypeWarning, Reason: cnatv1beta1.ReasonInvalidSpec, Note: badZone.Message}}))
+	g.Expect(lifecycle.Events(badZone, badZone)).To(BeEmpty(), "written twice, announced once")
+	g.Expect(lifecycle.Events(badZone, badSchedule)).To(BeComparableTo([]lifecycle.Event{{Type: corev1.EventTypeWarning, Reason: cnatv1beta1.ReasonInvalidSpec, Note: badSchedule.Message}}))
+}
