@@ -100,6 +100,9 @@ cleanup() {
   rm -rf "${scratch}"
 }
 trap cleanup EXIT
+# gremlins stops at an interrupt and exits 0: stop here too, not at the
+# next package.
+trap 'exit 130' INT TERM
 
 files=()
 while IFS= read -r -d '' f; do
