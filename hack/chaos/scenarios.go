@@ -324,17 +324,23 @@ func (r *run) recreateOne(ctx context.Context, i int) error {
 // watchPods calls fn with every Pod of the namespace added or updated, until
 // the returned stop is called.
 func (r *run) watchPods(ctx context.Context, fn func(*corev1.Pod)) (stop func(), err error) {
-	factory := informers.NewSharedInformerFactoryWithOptions(r.h.clientset, 0, informers.WithNamespace(r.ns))
-	inf := factory.Core().V1().Pods().Informer()
 	handle := func(obj any) {
 		if pod, ok := obj.(*corev1.Pod); ok {
 			fn(pod)
 		}
 	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	return r.podInformer(ctx, cache.ResourceEventHandlerFuncs{
 		AddFunc:    handle,
 		UpdateFunc: func(_, obj any) { handle(obj) },
-	}); err != nil {
+	})
+}
+
+// podInformer runs an informer on the run's Pods with handler until the
+// returned stop is called, once it has synced.
+func (r *run) podInformer(ctx context.Context, handler cache.ResourceEventHandler) (stop func(), err error) {
+	factory := informers.NewSharedInformerFactoryWithOptions(r.h.clientset, 0, informers.WithNamespace(r.ns))
+	inf := factory.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(handler); err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(ctx)
@@ -350,9 +356,7 @@ func (r *run) watchPods(ctx context.Context, fn func(*corev1.Pod)) (stop func(),
 // Pod of the run is created from now on.
 func (r *run) newPods(ctx context.Context) (created <-chan struct{}, stop func(), err error) {
 	ch := make(chan struct{}, 1)
-	factory := informers.NewSharedInformerFactoryWithOptions(r.h.clientset, 0, informers.WithNamespace(r.ns))
-	inf := factory.Core().V1().Pods().Informer()
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+	stop, err = r.podInformer(ctx, cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(_ any, isInInitialList bool) {
 			if isInInitialList {
 				return
@@ -362,16 +366,8 @@ func (r *run) newPods(ctx context.Context) (created <-chan struct{}, stop func()
 			default:
 			}
 		},
-	}); err != nil {
-		return nil, nil, err
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	factory.Start(wctx.Done())
-	if !cache.WaitForCacheSync(wctx.Done(), inf.HasSynced) {
-		cancel()
-		return nil, nil, errors.New("the Pod informer did not sync")
-	}
-	return ch, func() { cancel(); factory.Shutdown() }, nil
+	})
+	return ch, stop, err
 }
 
 // waitAimed waits for the next signal on created, for at most limit.
