@@ -158,7 +158,9 @@ func TestPodDeletedWhileRunning(t *testing.T) {
 		victim = pods[0]
 		return victim.Status.Phase
 	}, timeout).Should(Equal(corev1.PodRunning))
-	g.Expect(get(g, ns, "victim").Status.PodName).To(Equal(victim.Name))
+	// The simulated kubelet may report the Pod Running before the controller
+	// has written the attempt into the At's status.
+	g.Eventually(func(g Gomega) string { return get(g, ns, "victim").Status.PodName }, timeout).Should(Equal(victim.Name))
 
 	g.Expect(admin.Delete(context.Background(), &victim)).To(Succeed())
 	g.Eventually(phaseOf(ns, "victim"), timeout).Should(Equal(cnatv1beta1.PhaseFailed))

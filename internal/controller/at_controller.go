@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -56,6 +55,9 @@ type AtReconciler struct {
 
 	// dueReads confirms the first starts of Ats due together with one read.
 	dueReads dueReads
+
+	// deletions are the Pods the watch showed deleted before they finished.
+	deletions deletions
 }
 
 // podsByAt is the name of the cache index of Pods by the At label's value.
@@ -127,6 +129,7 @@ func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key t
 	if err := reader.List(ctx, &pods, client.InNamespace(key.Namespace), selector); err != nil {
 		return nil, fmt.Errorf("listing the Pods of At %s: %w", key.Name, err)
 	}
+	r.deletions.mark(pods.Items)
 	return pods.Items, nil
 }
 
@@ -211,7 +214,7 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 	r.podsIndexed = true
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&cnatv1beta1.At{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(atOfPod)).
+		Watches(&corev1.Pod{}, r.deletions.podEvents()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: retryLimiter()}).
 		Named("at").
 		Complete(r)

@@ -278,6 +278,55 @@ func TestPodDeletedWhileRunning(t *testing.T) {
 	h.g.Expect(h.pods("victim")).To(BeEmpty(), "never silently re-run, even with retries left")
 }
 
+// TestPodDeletedWhileRunningThenDeletedAgainByItsKubelet: once a Pod
+// deleted with a grace period has stopped, its kubelet deletes it again at
+// once, and the API server stores a grace period of 0: read only as it ends,
+// the Pod looks like a finished Pod a janitor deleted, whose own outcome
+// stands (exit 0: Succeeded; a failure: retried). What the controller saw
+// before — its watch, or the At's status once it recorded PodStopping — keeps
+// the run interrupted: PodDeleted, never re-run.
+func TestPodDeletedWhileRunningThenDeletedAgainByItsKubelet(t *testing.T) {
+	for name, tc := range map[string]struct {
+		code int32
+		// seen is how the controller knew the Pod was deleted before it
+		// finished.
+		seen func(h *harness, pod *corev1.Pod)
+	}{
+		"the watch showed the deletion, exit 0 on SIGTERM": {0, func(h *harness, pod *corev1.Pod) { h.r.deletions.observe(pod) }},
+		"the watch showed the deletion, killed":            {137, func(h *harness, pod *corev1.Pod) { h.r.deletions.observe(pod) }},
+		"the status recorded PodStopping, then a restart": {137, func(h *harness, _ *corev1.Pod) {
+			h.reconcile("victim")
+			h.g.Expect(h.at("victim").Status.Reason).To(Equal(cnatv1beta1.ReasonPodStopping))
+			h.r = h.newReconciler(interceptor.Funcs{})
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			h.createAt("victim", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "sleep 600", BackoffLimit: ptr.To[int32](3)})
+			h.reconcile("victim")
+			podName := h.podName("victim", 1)
+			h.runPod(podName)
+			h.reconcile("victim")
+
+			h.g.Expect(apiClient.Delete(h.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: h.ns}})).To(Succeed())
+			tc.seen(h, h.pod(podName))
+			h.finishPod(podName, tc.code)
+			h.removeStoppedPod(podName)
+			pod := h.pod(podName)
+			h.g.Expect(pod.DeletionGracePeriodSeconds).To(HaveValue(BeZero()), "the API server stores the kubelet's last deletion")
+
+			h.reconcile("victim")
+			at := h.at("victim")
+			h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseFailed))
+			h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonPodDeleted))
+			h.g.Expect(at.Status.ExitCode).To(HaveValue(Equal(tc.code)))
+			h.clock.Step(time.Hour)
+			h.reconcile("victim")
+			h.g.Expect(h.pods("victim")).To(BeEmpty(), "never re-run, even with retries left")
+		})
+	}
+}
+
 func TestRestartBetweenPodCreatedAndStatusWritten(t *testing.T) {
 	h := newHarness(t)
 	h.createAt("crash", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo once", BackoffLimit: ptr.To[int32](1)})

@@ -200,6 +200,14 @@ func newWorld(at *cnatv1beta1.At, pods []corev1.Pod) world {
 	return w
 }
 
+// read reads one of the At's Pods (readPod), with what the At's status
+// recorded of it: a Pod the status reported as stopping (PodStopping) was
+// being deleted or disrupted before it finished, whatever it reads now.
+func (w world) read(pod *corev1.Pod) podResult {
+	st := w.at.Status
+	return readPod(pod, st.Reason == cnatv1beta1.ReasonPodStopping && st.PodName == pod.Name)
+}
+
 // dropUnmade takes out of w.mine the Pods that claim an attempt of this At
 // but that the controller cannot have made, and returns them. The controller
 // makes attempt 1 once the At is due on its clock, and attempt n+1 only
@@ -225,7 +233,7 @@ func (w *world) dropUnmade(now, scheduled time.Time) []*corev1.Pod {
 		default:
 			prev := w.mine[attempt-1]
 			if prev != nil {
-				state := readPod(prev).state
+				state := w.read(prev).state
 				made = state == podFailed || state == podDisrupted
 			}
 		}
@@ -334,7 +342,7 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 		}
 	}
 
-	result := readPod(pod)
+	result := w.read(pod)
 	defer w.noteEarlierSpec(d, pod)
 	switch result.state {
 	case podWaiting:
@@ -394,7 +402,7 @@ func (w world) noteEarlierSpec(d *Decision, pod *corev1.Pod) {
 func (w world) unstartedBefore(latest int32) int32 {
 	n := w.at.Status.UnstartedAttempts
 	for attempt := max(w.at.Status.Attempts, 1); attempt < latest; attempt++ {
-		if p := w.mine[attempt]; p != nil && readPod(p).unstarted() {
+		if p := w.mine[attempt]; p != nil && w.read(p).unstarted() {
 			n++
 		}
 	}

@@ -128,6 +128,19 @@ func deletedAt(at time.Time) func(*corev1.Pod) {
 
 func released(p *corev1.Pod) { p.Finalizers = nil }
 
+// deletedAgainByKubelet is the kubelet's last word on a Pod deleted with a
+// grace period: once it stopped, it deletes it again with a grace period of
+// 0, and the API server stores 0.
+func deletedAgainByKubelet(p *corev1.Pod) { p.DeletionGracePeriodSeconds = ptr.To[int64](0) }
+
+// seenDeleting is the controller's watch having shown the Pod deleted before
+// it finished.
+func seenDeleting(p *corev1.Pod) { lifecycle.MarkSeenDeletedWhileRunning(p, true) }
+
+func stoppingRecorded(podName string) func(*cnatv1beta1.At) {
+	return func(a *cnatv1beta1.At) { a.Status.Reason, a.Status.PodName = cnatv1beta1.ReasonPodStopping, podName }
+}
+
 // outcome is what a test compares of a decision.
 type outcome struct {
 	Action   lifecycle.Action
@@ -209,6 +222,42 @@ func TestDecide(t *testing.T) {
 			},
 			now:  t0.Add(2 * time.Minute),
 			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
+		},
+		{
+			name: "deleted while it ran, killed, then deleted at once by its kubelet; the watch saw it deleted first: PodDeleted, not retried",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(137, t0.Add(time.Minute+2*time.Second)), deletedAgainByKubelet, seenDeleting)}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
+		},
+		{
+			name: "deleted while it ran, exited 0 on SIGTERM, then deleted at once by its kubelet; the watch saw it deleted first: never Succeeded",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(0, t0.Add(time.Minute+time.Second)), deletedAgainByKubelet, seenDeleting)}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](0), Release: []string{name1}},
+		},
+		{
+			name: "deleted while it ran and deleted again by its kubelet after a restart: the status recorded it stopping, PodDeleted",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3), stoppingRecorded(name1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(137, t0.Add(time.Minute+2*time.Second)), deletedAgainByKubelet)}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
+		},
+		{
+			name: "finished and deleted at once, nothing seen of a graceful deletion: its own outcome, as after a janitor",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(137, t0.Add(time.Minute+2*time.Second)), deletedAgainByKubelet)}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](137), Until: t0.Add(2*time.Minute + 10*time.Second)},
 		},
 		{
 			name: "killed within the second it was deleted: the grace period says it was running",

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,7 +74,13 @@ type podResult struct {
 //     Succeeded may still run its command (a node cut off from the API
 //     server keeps running it): podStopping, until its node reports it
 //     stopped or the Pod is gone.
-func readPod(pod *corev1.Pod) podResult {
+//   - Once a Pod deleted with a grace period has stopped, its kubelet deletes
+//     it again with a grace period of 0, and the API server stores that:
+//     from then on the Pod reads like a finished Pod deleted at once. So
+//     the graceful deletion must have been seen before: seenStopping says
+//     it was (the controller watched the Pod while it was being deleted
+//     and not yet finished, or the At's status recorded it as PodStopping).
+func readPod(pod *corev1.Pod, seenStopping bool) podResult {
 	r := podResult{state: podWaiting}
 	if term := commandTermination(pod); term != nil {
 		r.exitCode = ptr.To(term.ExitCode)
@@ -89,7 +96,10 @@ func readPod(pod *corev1.Pod) podResult {
 	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 	disruption := disruptionTarget(pod)
 	deleted := pod.DeletionTimestamp != nil
-	deletedAtOnce := deleted && ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0
+	// A disrupted Pod carries its condition for good; what the status
+	// recorded as stopping is then its disruption, not a deletion.
+	seen := seenStopping && disruption == nil || seenDeletedWhileRunning(pod)
+	deletedAtOnce := deleted && ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0 && !seen
 	if disruption != nil && disruption.Reason == podGCReason && deleted && !deletedAtOnce {
 		// PodGC deletes at once; a Pod it found deleted with a grace period
 		// (its node gone since) was deleted by someone else first, and that
@@ -122,6 +132,43 @@ func readPod(pod *corev1.Pod) podResult {
 	}
 	r.started = mayHaveStarted(pod, disruption)
 	return r
+}
+
+// SeenDeletedWhileRunning is the type of a Pod condition that never reaches
+// the API server: the controller adds it to its in-memory copy of a Pod it
+// watched being deleted with a grace period before the Pod finished (the
+// watch delivers every change in order; a reconcile reads only the latest,
+// which after the kubelet's final deletion no longer shows the grace
+// period). MarkSeenDeletedWhileRunning sets it.
+const SeenDeletedWhileRunning corev1.PodConditionType = "cnat.programming-kubernetes.info/SeenDeletedWhileRunning"
+
+// DeletedWhileRunning reports whether the Pod, as it stands, is being
+// deleted with a grace period before it finished: its command was running,
+// or about to, when it was deleted.
+func DeletedWhileRunning(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && ptr.Deref(pod.DeletionGracePeriodSeconds, 0) > 0 &&
+		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+}
+
+// MarkSeenDeletedWhileRunning sets, or clears, the SeenDeletedWhileRunning
+// condition on an in-memory copy of a Pod. It always clears what the API
+// server's copy may carry: only the controller's own watch says so.
+func MarkSeenDeletedWhileRunning(pod *corev1.Pod, seen bool) {
+	pod.Status.Conditions = slices.DeleteFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
+		return c.Type == SeenDeletedWhileRunning
+	})
+	if seen {
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: SeenDeletedWhileRunning, Status: corev1.ConditionTrue})
+	}
+}
+
+func seenDeletedWhileRunning(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == SeenDeletedWhileRunning && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // podGCReason is the DisruptionTarget reason of PodGC, which marks Failed
