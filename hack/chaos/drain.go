@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,15 +27,21 @@ const drainedRun = 15 * time.Second
 // before their command started.
 const drainedStart = 30 * time.Second
 
+// drainedCPU is the CPU each Pod of the drain scenario requests: what the
+// scheduler frees by preempting them.
+const drainedCPU = "100m"
+
 // drain: Ats due together whose Pods run drainedRun, half with a retry
 // (backoffLimit 1), every third one's Pod held Pending on its node for
-// drainedStart; once they are all on their nodes, the simulated nodes but
-// one are drained one after another, as kubectl drain does: cordoned, every
-// Pod of the scenario on the node evicted through the Eviction API,
-// uncordoned once they stopped. An evicted run is never Succeeded; an At
-// whose Pod was evicted before its command started runs again without
-// using a retry (so also with backoffLimit 0); an At with a retry left runs
-// again (on another node), one without fails (Disrupted).
+// drainedStart; once they are all on their nodes, a Pod of a higher
+// priority that needs all the CPU of the last simulated node makes the
+// scheduler preempt every Pod of cnat's there; then the other simulated
+// nodes are drained one after another, as kubectl drain does: cordoned,
+// every Pod of the scenario on the node evicted through the Eviction API,
+// uncordoned once they stopped. A preempted or evicted run is never
+// Succeeded; an At whose Pod was disrupted before its command started runs
+// again without using a retry (so also with backoffLimit 0); an At with a
+// retry left runs again (on another node), one without fails (Disrupted).
 func (h *harness) drain(ctx context.Context, r *run) error {
 	if err := h.replicas[0].start(ctx, false); err != nil {
 		return err
@@ -50,7 +57,7 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 	}
 	at := fireTime(h.size.ats)
 	spec := func(i int) atSpec {
-		s := atSpec{at: at, command: "echo chaos", duration: drainedRun.String()}
+		s := atSpec{at: at, command: "echo chaos", duration: drainedRun.String(), cpu: drainedCPU}
 		if i%2 == 1 {
 			s.backoffLimit = 1
 		}
@@ -90,6 +97,12 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 			_ = h.cordon(context.Background(), node, false)
 		}
 	}()
+	preempted, unblock, err := r.preemptNode(ctx, nodes[len(nodes)-1])
+	defer unblock()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("chaos drain: %d Pods preempted on node %s, %s after the Ats' time\n", preempted, nodes[len(nodes)-1], time.Since(at).Round(100*time.Millisecond))
 	evicted := 0
 	for _, node := range nodes[:len(nodes)-1] {
 		n, err := r.drainNode(ctx, node)
@@ -192,4 +205,88 @@ func (r *run) drainNode(ctx context.Context, node string) (int, error) {
 	}
 	fmt.Printf("chaos drain: node %s drained: %d Pods evicted\n", node, len(evicted))
 	return len(evicted), r.h.cordon(ctx, node, false)
+}
+
+// preemptorPriority is the priority of the Pod that preempts cnat's.
+const preemptorPriority = "chaos-preemptor"
+
+// preemptNode creates a Pod of a higher priority (a PriorityClass of its
+// own) bound by its node selector to node and requesting all of its CPU:
+// the scheduler preempts the Pods of cnat's there (DisruptionTarget,
+// PreemptionByScheduler) and deletes them with their grace period. It waits
+// (at most a minute) until every Pod of cnat's that was running or pending
+// on the node has stopped, and returns how many of them the scheduler
+// marked preempted, and a func that deletes the preemptor and its class.
+func (r *run) preemptNode(ctx context.Context, node string) (int, func(), error) {
+	c := r.h.c
+	class := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: preemptorPriority}, Value: 1_000_000}
+	if err := c.Create(ctx, class); err != nil && !apierrors.IsAlreadyExists(err) {
+		return 0, func() {}, fmt.Errorf("creating PriorityClass %s: %w", preemptorPriority, err)
+	}
+	var n corev1.Node
+	if err := c.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
+		return 0, func() {}, fmt.Errorf("reading node %s: %w", node, err)
+	}
+	preemptor := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "preemptor"},
+		Spec: corev1.PodSpec{
+			PriorityClassName: preemptorPriority,
+			NodeSelector:      map[string]string{corev1.LabelHostname: node},
+			Tolerations: []corev1.Toleration{{
+				Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue, Effect: corev1.TaintEffectNoSchedule,
+			}},
+			Containers: []corev1.Container{{
+				Name: "hog", Image: "busybox:1.37",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: n.Status.Allocatable[corev1.ResourceCPU]}},
+			}},
+		},
+	}
+	unblock := func() {
+		_ = c.Delete(context.Background(), preemptor, client.GracePeriodSeconds(0))
+		_ = c.Delete(context.Background(), class)
+	}
+	var victims corev1.PodList
+	if err := c.List(ctx, &victims, client.InNamespace(r.ns), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
+		return 0, unblock, fmt.Errorf("listing the Pods on %s: %w", node, err)
+	}
+	if err := c.Create(ctx, preemptor); err != nil {
+		return 0, unblock, fmt.Errorf("creating the preemptor on %s: %w", node, err)
+	}
+	preempted := map[types.UID]bool{}
+	for deadline := time.Now().Add(time.Minute); ; {
+		running := 0
+		for _, v := range victims.Items {
+			if v.Status.Phase == corev1.PodSucceeded || v.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			var now corev1.Pod
+			err := c.Get(ctx, client.ObjectKeyFromObject(&v), &now)
+			switch {
+			case apierrors.IsNotFound(err):
+				continue
+			case err != nil:
+				return 0, unblock, err
+			}
+			for _, cond := range now.Status.Conditions {
+				if cond.Type == corev1.DisruptionTarget && cond.Status == corev1.ConditionTrue && cond.Reason == "PreemptionByScheduler" {
+					preempted[now.UID] = true
+				}
+			}
+			if now.Status.Phase != corev1.PodSucceeded && now.Status.Phase != corev1.PodFailed {
+				running++
+			}
+		}
+		if running == 0 {
+			if len(preempted) == 0 {
+				return 0, unblock, fmt.Errorf("the scheduler preempted none of the %d Pods on %s", len(victims.Items), node)
+			}
+			return len(preempted), unblock, nil
+		}
+		if time.Now().After(deadline) {
+			return 0, unblock, fmt.Errorf("%d Pods on %s still not stopped a minute after the preemptor came (%d preempted)", running, node, len(preempted))
+		}
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return 0, unblock, err
+		}
+	}
 }

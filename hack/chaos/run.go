@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -88,6 +89,8 @@ type atSpec struct {
 	backoffLimit int32
 	// labels go on its Pod template.
 	labels map[string]string
+	// cpu is its container's CPU request ("": none).
+	cpu string
 	// deadline is its spec.startingDeadlineSeconds (0: none).
 	deadline int64
 	// expect is the phase the scenario knows it must end in ("": whatever
@@ -182,6 +185,10 @@ func (r *run) newAt(name string, s atSpec) *cnatv1beta1.At {
 	if s.deadline > 0 {
 		deadline = ptr.To(s.deadline)
 	}
+	container := corev1.Container{Name: "command"}
+	if s.cpu != "" {
+		container.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s.cpu)}
+	}
 	return &cnatv1beta1.At{
 		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name},
 		Spec: cnatv1beta1.AtSpec{
@@ -204,7 +211,7 @@ func (r *run) newAt(name string, s atSpec) *cnatv1beta1.At {
 						Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue,
 						Effect: corev1.TaintEffectNoSchedule,
 					}},
-					Containers: []corev1.Container{{Name: "command"}},
+					Containers: []corev1.Container{container},
 				},
 			},
 		},

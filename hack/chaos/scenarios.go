@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -396,15 +397,20 @@ func (r *run) deletePod(ctx context.Context, pod *corev1.Pod, seen *sync.Map) {
 }
 
 // podDelete: the Pods of half of the Ats are deleted as soon as they
-// appear. Those Ats must fail (their Pod was deleted), never run again.
+// appear, those of a quarter once they run, all with a retry left. Those
+// Ats must fail (their Pod was deleted), never run again. The running ones
+// are deleted while the controller is stopped (SIGSTOP): their kubelet
+// kills them and then deletes them again at once, and from then on they
+// read like failed Pods a janitor deleted. The controller, continued, gets
+// the deletion only as one of the changes its watch delivers, never as the
+// state a reconcile reads.
 func (h *harness) podDelete(ctx context.Context, r *run) error {
 	if err := h.replicas[0].start(ctx, false); err != nil {
 		return err
 	}
-	const label = "chaos.cnat.programming-kubernetes.info/delete"
 	var seen sync.Map
 	stop, err := r.watchPods(ctx, func(pod *corev1.Pod) {
-		if pod.Labels[label] == "at-once" {
+		if pod.Labels[deleteLabel] == "at-once" {
 			r.deletePod(ctx, pod, &seen)
 		}
 	})
@@ -413,17 +419,107 @@ func (h *harness) podDelete(ctx context.Context, r *run) error {
 	}
 	defer stop()
 	at := fireTime(h.size.ats)
+	running := 0
 	spec := func(i int) atSpec {
 		s := burst(at)(i)
-		if i%2 == 0 {
-			s.labels = map[string]string{label: "at-once"}
+		switch i % 4 {
+		case 0, 2:
+			s.labels, s.backoffLimit = map[string]string{deleteLabel: "at-once"}, 1
+		case 1:
+			s.labels, s.backoffLimit, s.duration = map[string]string{deleteLabel: "running"}, 1, "30s"
 		}
 		return s
+	}
+	for i := range h.size.ats {
+		if i%4 == 1 {
+			running++
+		}
 	}
 	if err := r.createMany(ctx, "d", h.size.ats, spec); err != nil {
 		return err
 	}
+	if err := sleepUntil(ctx, at); err != nil {
+		return err
+	}
+	if err := r.deleteRunning(ctx, running); err != nil {
+		return err
+	}
 	return r.settle(ctx)
+}
+
+// deleteLabel says on an At's Pod template when poddelete deletes its Pod.
+const deleteLabel = "chaos.cnat.programming-kubernetes.info/delete"
+
+// deleteRunning waits (at most 20 s) until want Pods labelled to be deleted
+// while running run, stops the controller, deletes them, waits (at most
+// 30 s) until their kubelet has killed them and deleted them again at once,
+// and continues the controller.
+func (r *run) deleteRunning(ctx context.Context, want int) error {
+	list := func() ([]corev1.Pod, error) {
+		var pods corev1.PodList
+		err := r.h.c.List(ctx, &pods, client.InNamespace(r.ns), client.MatchingLabels{deleteLabel: "running"})
+		return pods.Items, err
+	}
+	var pods []corev1.Pod
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var err error
+		if pods, err = list(); err != nil {
+			return err
+		}
+		runs := 0
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning {
+				runs++
+			}
+		}
+		if runs >= want || time.Now().After(deadline) {
+			break
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	controller := r.h.replicas[0]
+	if err := controller.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	defer func() { _ = controller.signal(syscall.SIGCONT) }()
+	deleted := map[types.UID]bool{}
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		if err := r.h.c.Delete(ctx, &p, client.Preconditions{UID: &p.UID}); err != nil {
+			return fmt.Errorf("deleting Pod %s: %w", p.Name, err)
+		}
+		deleted[p.UID] = true
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		now, err := list()
+		if err != nil {
+			return err
+		}
+		waiting := 0
+		for _, p := range now {
+			if deleted[p.UID] && (p.Status.Phase != corev1.PodFailed || ptr.Deref(p.DeletionGracePeriodSeconds, 1) != 0) {
+				waiting++
+			}
+		}
+		if waiting == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d deleted Pods not killed and deleted again by their kubelet 30 s later", waiting)
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("chaos poddelete: %d running Pods deleted while the controller was stopped; their kubelet killed them and deleted them again at once\n", len(deleted))
+	if len(deleted) == 0 {
+		return fmt.Errorf("none of the %d Pods to delete while running ran within 20 s", want)
+	}
+	return nil
 }
 
 // janitor: a janitor deletes every finished Pod at once while the

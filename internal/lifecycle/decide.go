@@ -362,6 +362,15 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 		if result.reason != "" {
 			why = "was disrupted (" + result.reason + ")"
 		}
+		if result.deletedAtOnce && result.reason == "" {
+			// Not PodStopping: the status records that reason only for a Pod
+			// interrupted for certain, which read() keeps once the kubelet's
+			// own deletion at once hides the grace period.
+			setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, fmt.Sprintf(
+				"Pod %s of attempt %d was deleted at once, but node %s has not reported that it stopped: what its kubelet reports decides how the attempt ended",
+				pod.Name, latest, pod.Spec.NodeName))
+			return
+		}
 		setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonPodStopping, fmt.Sprintf(
 			"Pod %s of attempt %d %s, but node %s has not reported that it stopped: its command may still run, and nothing runs again until it has",
 			pod.Name, latest, why, pod.Spec.NodeName))

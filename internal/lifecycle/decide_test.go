@@ -251,6 +251,15 @@ func TestDecide(t *testing.T) {
 			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
 		},
 		{
+			name: "deleted at once while on its node and not finished (forced): not recorded as PodStopping, its kubelet's report decides",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), deletedAgainByKubelet)}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1},
+		},
+		{
 			name: "finished and deleted at once, nothing seen of a graceful deletion: its own outcome, as after a janitor",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
 			pods: func(g Gomega) []corev1.Pod {

@@ -51,6 +51,11 @@ type podResult struct {
 	// command certainly never started is retried without counting against
 	// backoffLimit.
 	started bool
+	// deletedAtOnce is set for a Pod deleted with a grace period of 0 that
+	// no one saw deleted with one: a forced deletion, or the deletion of a
+	// Pod not yet scheduled, finished, or disrupted. Its kubelet's report
+	// decides how its attempt ended.
+	deletedAtOnce bool
 }
 
 // readPod reads where a Pod of cnat's stands. It compares no timestamps:
@@ -131,6 +136,7 @@ func readPod(pod *corev1.Pod, seenStopping bool) podResult {
 		r.state = podDeleted
 	}
 	r.started = mayHaveStarted(pod, disruption)
+	r.deletedAtOnce = deletedAtOnce
 	return r
 }
 
