@@ -45,9 +45,11 @@ const (
 	// error of its own, a webhook it could not call, a timeout). Retried
 	// with a bounded backoff.
 	ReasonPodCreateFailed = "PodCreateFailed"
-	// ReasonPodStopping: the attempt's Pod is being deleted or was disrupted
-	// (evicted, preempted, its node lost) but its node has not said that the
-	// command stopped. Nothing runs again until it has.
+	// ReasonPodStopping: the attempt's Pod is being deleted with its grace
+	// period, or was disrupted (evicted, preempted, its node lost), but its
+	// node has not said that the command stopped. Nothing runs again until
+	// it has, and the attempt counts as interrupted whatever the Pod reads
+	// afterwards.
 	ReasonPodStopping = "PodStopping"
 	// ReasonDisrupted: the attempt's command was interrupted by a disruption
 	// (the Pod's DisruptionTarget condition: eviction, preemption, a taint,
