@@ -92,8 +92,16 @@ deadcode: ## Fail on functions nothing calls, or only tests call (outside intern
 	@dead=$$($(DEADCODE) ./... | { grep -Ev '$(DEADCODE_TEST_ONLY_ALLOWED)' || true; }); \
 	test -z "$$dead" || { echo "Functions only tests call: delete them with their tests, or move test support into a _test.go file or internal/testenv"; echo "$$dead"; exit 1; }
 
+# The Grafana dashboard of kustomize/components/monitoring, generated with
+# the Grafana Foundation SDK by hack/monitoring (a module of its own, so
+# that neither the SDK nor the Prometheus parser its tests use enter
+# go.mod).
+.PHONY: dashboard
+dashboard: ## Generate the Grafana dashboard (kustomize/components/monitoring/dashboard.json) from hack/monitoring.
+	cd hack/monitoring && GOWORK=off go run . -o $(CURDIR)/kustomize/components/monitoring/dashboard.json
+
 .PHONY: verify
-verify: manifests generate ## Fail when generated files are stale, the code is not gofmt-clean, workflows or kind-config.yaml are wrong, or an overlay's image is not pinned.
+verify: manifests generate dashboard ## Fail when generated files are stale, the code is not gofmt-clean, workflows or kind-config.yaml are wrong, an overlay's image is not pinned, or the monitoring component's pieces disagree.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- api kustomize || { echo "Generated files are stale: run 'make manifests generate' and commit the result"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- api kustomize)" || { echo "Generated files are not committed:"; git status --porcelain -- api kustomize; exit 1; }
@@ -101,7 +109,7 @@ verify: manifests generate ## Fail when generated files are stale, the code is n
 	go vet ./...
 	hack/tools.sh actionlint >/dev/null
 	$(BIN)/actionlint .github/workflows/*.yaml
-	go test ./e2e/ -run '^(TestKindConfig|TestOverlayImages)$$' -count=1
+	go test ./e2e/ -run '^(TestKindConfig|TestOverlayImages|TestMonitoringComponent|TestMonitoringOnlyWhereAsked)$$' -count=1
 
 ##@ Test
 
