@@ -114,7 +114,7 @@ verify: manifests generate dashboard ## Fail when generated files are stale, the
 ##@ Test
 
 .PHONY: test
-test: verify lint test-unit test-integration e2e chaos e2e-real ## Everything CI runs (make chaos at the small size).
+test: verify lint test-unit test-monitoring test-integration e2e chaos e2e-real ## Everything CI runs (make chaos at the small size).
 
 # make test runs the chaos scenarios at the small size.
 test: CHAOS_SIZE = small
@@ -125,6 +125,21 @@ test-unit: ## Unit tests: pure logic, no API server; a short fuzz run of both co
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzHubRoundTrip -fuzztime=5s
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzSpokeRoundTrip -fuzztime=5s
 	go test ./internal/webhook -run='^$$' -fuzz=FuzzValidateAt -fuzztime=5s
+
+# promtool (hack/tools/promtool, built on demand into bin/ like the
+# linters) checks the alerts of kustomize/components/monitoring and runs
+# their unit tests (tests/*.yaml: each alert fires and stays silent on
+# synthetic series); hack/monitoring's tests parse every expression of the
+# alerts and the dashboard and check each metric and label against what
+# the controller exports.
+MONITORING := kustomize/components/monitoring
+
+.PHONY: test-monitoring
+test-monitoring: ## Check and unit-test the alerts with promtool; check the dashboard's and alerts' PromQL against the controller's metrics.
+	hack/tools.sh promtool >/dev/null
+	$(BIN)/promtool check rules $(MONITORING)/rules.yaml
+	$(BIN)/promtool test rules $(MONITORING)/tests/*.yaml
+	cd hack/monitoring && GOWORK=off go mod tidy -diff && GOWORK=off go test ./... -count=1
 
 .PHONY: test-integration
 test-integration: tools ## Integration tests against a real API server (envtest): reconciler, webhooks, cnatctl.
