@@ -90,6 +90,17 @@ ldflags() {
   echo "${flags}"
 }
 
+# buildtags prints the build tags of a tools module.
+buildtags() {
+  case "$1" in
+    # Without the service discovery plugins of every cloud (Prometheus's
+    # own tag; promtool keeps file, http and kubernetes discovery): they
+    # are most of its dependencies, and checking and testing rules needs
+    # none of them.
+    promtool) echo remove_all_sd ;;
+  esac
+}
+
 if [[ $# -gt 0 ]]; then
   tools=("$@")
 else
@@ -124,8 +135,10 @@ for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score 
   dir="${root}/hack/tools/${module}"
   version="$(cd "${dir}" && go list -m -f '{{.Version}}' "$(pinned_module "${module}")")"
   flags="$(ldflags "${module}" "${version}")"
-  # The stamp changes whenever the pin, any dependency or the flags change.
-  stamp="${version} $(cat "${dir}/go.mod" "${dir}/go.sum" - <<<"${flags}" | sha256sum | cut -d' ' -f1)"
+  tags="$(buildtags "${module}")"
+  # The stamp changes whenever the pin, any dependency, the flags or the
+  # tags change.
+  stamp="${version} $(cat "${dir}/go.mod" "${dir}/go.sum" - <<<"${flags}${tags:+ -tags ${tags}}" | sha256sum | cut -d' ' -f1)"
 
   build=()
   for name in "${wanted[@]}"; do
@@ -153,7 +166,7 @@ for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score 
     output="${staging}/${build[0]}"
   fi
   start=${SECONDS}
-  (cd "${dir}" && go build -trimpath -ldflags "${flags}" -o "${output}" "${packages[@]}")
+  (cd "${dir}" && go build -trimpath -ldflags "${flags}" ${tags:+-tags "${tags}"} -o "${output}" "${packages[@]}")
   for name in "${build[@]}"; do
     mv -f "${staging}/${name}" "${bin}/${name}"
     echo "${stamp}" >"${bin}/.${name}.stamp"
