@@ -92,8 +92,16 @@ deadcode: ## Fail on functions nothing calls, or only tests call (outside intern
 	@dead=$$($(DEADCODE) ./... | { grep -Ev '$(DEADCODE_TEST_ONLY_ALLOWED)' || true; }); \
 	test -z "$$dead" || { echo "Functions only tests call: delete them with their tests, or move test support into a _test.go file or internal/testenv"; echo "$$dead"; exit 1; }
 
+# The Grafana dashboard of kustomize/components/monitoring, generated with
+# the Grafana Foundation SDK by hack/monitoring (a module of its own, so
+# that neither the SDK nor the Prometheus parser its tests use enter
+# go.mod).
+.PHONY: dashboard
+dashboard: ## Generate the Grafana dashboard (kustomize/components/monitoring/dashboard.json) from hack/monitoring.
+	cd hack/monitoring && GOWORK=off go run . -o $(CURDIR)/kustomize/components/monitoring/dashboard.json
+
 .PHONY: verify
-verify: manifests generate ## Fail when generated files are stale, the code is not gofmt-clean, workflows or kind-config.yaml are wrong, or an overlay's image is not pinned.
+verify: manifests generate dashboard ## Fail when generated files are stale, the code is not gofmt-clean, workflows or kind-config.yaml are wrong, an overlay's image is not pinned, or the monitoring component's pieces disagree.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed on:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- api kustomize || { echo "Generated files are stale: run 'make manifests generate' and commit the result"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- api kustomize)" || { echo "Generated files are not committed:"; git status --porcelain -- api kustomize; exit 1; }
@@ -101,12 +109,12 @@ verify: manifests generate ## Fail when generated files are stale, the code is n
 	go vet ./...
 	hack/tools.sh actionlint >/dev/null
 	$(BIN)/actionlint .github/workflows/*.yaml
-	go test ./e2e/ -run '^(TestKindConfig|TestOverlayImages)$$' -count=1
+	go test ./e2e/ -run '^(TestKindConfig|TestOverlayImages|TestMonitoringComponent|TestMonitoringOnlyWhereAsked)$$' -count=1
 
 ##@ Test
 
 .PHONY: test
-test: verify lint test-unit test-integration e2e chaos e2e-real ## Everything CI runs (make chaos at the small size).
+test: verify lint test-unit test-monitoring test-integration e2e chaos e2e-real ## Everything CI runs (make chaos at the small size).
 
 # make test runs the chaos scenarios at the small size.
 test: CHAOS_SIZE = small
@@ -117,6 +125,21 @@ test-unit: ## Unit tests: pure logic, no API server; a short fuzz run of both co
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzHubRoundTrip -fuzztime=5s
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzSpokeRoundTrip -fuzztime=5s
 	go test ./internal/webhook -run='^$$' -fuzz=FuzzValidateAt -fuzztime=5s
+
+# promtool (hack/tools/promtool, built on demand into bin/ like the
+# linters) checks the alerts of kustomize/components/monitoring and runs
+# their unit tests (tests/*.yaml: each alert fires and stays silent on
+# synthetic series); hack/monitoring's tests parse every expression of the
+# alerts and the dashboard and check each metric and label against what
+# the controller exports.
+MONITORING := kustomize/components/monitoring
+
+.PHONY: test-monitoring
+test-monitoring: ## Check and unit-test the alerts with promtool; check the dashboard's and alerts' PromQL against the controller's metrics.
+	hack/tools.sh promtool >/dev/null
+	$(BIN)/promtool check rules $(MONITORING)/rules.yaml
+	$(BIN)/promtool test rules $(MONITORING)/tests/*.yaml
+	cd hack/monitoring && GOWORK=off go mod tidy -diff && GOWORK=off go test ./... -count=1
 
 .PHONY: test-integration
 test-integration: tools ## Integration tests against a real API server (envtest): reconciler, webhooks, cnatctl.

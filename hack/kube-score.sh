@@ -42,6 +42,10 @@ declare -A overlay_ignores=(
   # required podAntiAffinity would; kube-score does not read spread
   # constraints.
   [production]="deployment-has-host-podantiaffinity"
+  # production with components/monitoring: the same Deployment. The
+  # component's ServiceMonitor, PrometheusRule, ClusterRoleBinding and
+  # dashboard ConfigMap are kinds kube-score has no checks for.
+  [production-monitoring]="deployment-has-host-podantiaffinity"
 )
 
 "${root}/hack/tools.sh" kube-score >/dev/null

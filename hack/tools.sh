@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the command-line tools the project develops against from source into
-# bin/: the Kubernetes control plane, etcd and kwok, and on demand the linters
-# and gremlins (make mutate). Each tool is pinned by a Go
-# module under hack/tools/<module>/; bin/.<name>.stamp records the pin a binary
+# bin/: the Kubernetes control plane, etcd and kwok, and on demand the linters,
+# gremlins (make mutate) and promtool (make test-monitoring). Each tool is
+# pinned by a Go module under hack/tools/<module>/; bin/.<name>.stamp records the pin a binary
 # was built from, so a binary is only rebuilt when its pin changes.
 #
 # Usage: hack/tools.sh [name...]
-# Without names it builds the default set; kubelet, the linters and gremlins are
-# only built when named.
+# Without names it builds the default set; kubelet, the linters, gremlins and
+# promtool are only built when named.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,6 +27,7 @@ module_of() {
     gremlins) echo gremlins ;;
     kube-score) echo kube-score ;;
     golangci-lint-kube-api-linter) echo kube-api-linter ;;
+    promtool) echo promtool ;;
     *) return 1 ;;
   esac
 }
@@ -40,6 +41,7 @@ package_of() {
     gremlins) echo github.com/go-gremlins/gremlins/cmd/gremlins ;;
     kube-score) echo github.com/zegl/kube-score/cmd/kube-score ;;
     golangci-lint-kube-api-linter) echo sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter ;;
+    promtool) echo github.com/prometheus/prometheus/cmd/promtool ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -55,6 +57,7 @@ pinned_module() {
     gremlins) echo github.com/go-gremlins/gremlins ;;
     kube-score) echo github.com/zegl/kube-score ;;
     kube-api-linter) echo sigs.k8s.io/kube-api-linter ;;
+    promtool) echo github.com/prometheus/prometheus ;;
   esac
 }
 
@@ -78,8 +81,24 @@ ldflags() {
     gremlins | kube-score)
       flags+=" -X main.version=${version}"
       ;;
+    promtool)
+      # What `promtool --version` prints, as Prometheus's release builds
+      # stamp it.
+      flags+=" -X github.com/prometheus/common/version.Version=${version#v}"
+      ;;
   esac
   echo "${flags}"
+}
+
+# buildtags prints the build tags of a tools module.
+buildtags() {
+  case "$1" in
+    # Without the service discovery plugins of every cloud (Prometheus's
+    # own tag; promtool keeps file, http and kubernetes discovery): they
+    # are most of its dependencies, and checking and testing rules needs
+    # none of them.
+    promtool) echo remove_all_sd ;;
+  esac
 }
 
 if [[ $# -gt 0 ]]; then
@@ -89,7 +108,7 @@ else
 fi
 for name in "${tools[@]}"; do
   if ! module_of "${name}" >/dev/null; then
-    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score golangci-lint-kube-api-linter)" >&2
+    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score golangci-lint-kube-api-linter promtool)" >&2
     exit 2
   fi
 done
@@ -102,7 +121,7 @@ trap '[[ -z "${staging}" ]] || rm -rf "${staging}"' EXIT
 # GOWORK=off keeps a go.work elsewhere in the tree out of the tools modules.
 export GOWORK=off CGO_ENABLED=0
 
-for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score kube-api-linter; do
+for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score kube-api-linter promtool; do
   wanted=()
   for name in "${tools[@]}"; do
     if [[ "$(module_of "${name}")" == "${module}" ]]; then
@@ -116,8 +135,10 @@ for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score 
   dir="${root}/hack/tools/${module}"
   version="$(cd "${dir}" && go list -m -f '{{.Version}}' "$(pinned_module "${module}")")"
   flags="$(ldflags "${module}" "${version}")"
-  # The stamp changes whenever the pin, any dependency or the flags change.
-  stamp="${version} $(cat "${dir}/go.mod" "${dir}/go.sum" - <<<"${flags}" | sha256sum | cut -d' ' -f1)"
+  tags="$(buildtags "${module}")"
+  # The stamp changes whenever the pin, any dependency, the flags or the
+  # tags change.
+  stamp="${version} $(cat "${dir}/go.mod" "${dir}/go.sum" - <<<"${flags}${tags:+ -tags ${tags}}" | sha256sum | cut -d' ' -f1)"
 
   build=()
   for name in "${wanted[@]}"; do
@@ -145,7 +166,7 @@ for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score 
     output="${staging}/${build[0]}"
   fi
   start=${SECONDS}
-  (cd "${dir}" && go build -trimpath -ldflags "${flags}" -o "${output}" "${packages[@]}")
+  (cd "${dir}" && go build -trimpath -ldflags "${flags}" ${tags:+-tags "${tags}"} -o "${output}" "${packages[@]}")
   for name in "${build[@]}"; do
     mv -f "${staging}/${name}" "${bin}/${name}"
     echo "${stamp}" >"${bin}/.${name}.stamp"

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
@@ -16,11 +17,18 @@ type Metrics struct {
 	// scheduled time.
 	FiringLateness prometheus.Histogram
 	// Runs counts Ats that finished, by outcome (Succeeded, Failed, Missed).
+	// Every outcome is exported from the start, at 0, so that the first
+	// Failed or Missed At is an increase an alert sees (a series that
+	// appears at 1 has no increase).
 	Runs *prometheus.CounterVec
 }
 
+// outcomes are the label values of cnat_runs_total.
+var outcomes = []cnatv1beta1.Phase{cnatv1beta1.PhaseSucceeded, cnatv1beta1.PhaseFailed, cnatv1beta1.PhaseMissed}
+
 // NewMetrics creates cnat's metrics and registers them, with a collector of
-// Ats by phase read from the cache at scrape time.
+// Ats by phase, and of pending Ats by when they are due, read from the cache
+// at scrape time.
 func NewMetrics(registry prometheus.Registerer, cache client.Reader) *Metrics {
 	m := &Metrics{
 		FiringLateness: prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -33,9 +41,12 @@ func NewMetrics(registry prometheus.Registerer, cache client.Reader) *Metrics {
 			Help: "Ats that finished, by outcome: Succeeded, Failed or Missed.",
 		}, []string{"outcome"}),
 	}
+	for _, outcome := range outcomes {
+		m.Runs.WithLabelValues(string(outcome))
+	}
 	registry.MustRegister(m.FiringLateness, m.Runs)
 	if cache != nil {
-		registry.MustRegister(&phaseCollector{cache: cache})
+		registry.MustRegister(&phaseCollector{cache: cache, now: time.Now})
 	}
 	return m
 }
@@ -52,16 +63,67 @@ func (m *Metrics) recordOutcome(phase cnatv1beta1.Phase) {
 	}
 }
 
-// phaseCollector reports the number of Ats in each phase. It counts from
-// the informer cache when scraped, so it is never out of step with it and
-// costs the API server nothing.
+// phaseCollector reports the number of Ats in each phase, and the number of
+// pending Ats by when they are due. It counts from the informer cache when
+// scraped, so it is never out of step with it and costs the API server
+// nothing: one pass over the cached Ats, no parsing (the due time is the
+// status.scheduledTime the controller wrote).
 type phaseCollector struct {
 	cache client.Reader
+	now   func() time.Time
 }
 
-var atsDesc = prometheus.NewDesc("cnat_ats", "Ats by phase.", []string{"phase"}, nil)
+var (
+	atsDesc     = prometheus.NewDesc("cnat_ats", "Ats by phase.", []string{"phase"}, nil)
+	pendingDesc = prometheus.NewDesc("cnat_pending_ats", pendingAtsHelp, []string{"due"}, nil)
+)
 
-func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- atsDesc }
+const pendingAtsHelp = "Pending Ats by when they are due: overdue (due, no Pod yet: refused or not yet fired), " +
+	"within_1m, within_10m, within_1h, within_1d, later; suspended, invalid (reason InvalidSpec), " +
+	"or unknown (no scheduledTime yet: not yet reconciled)."
+
+// dueBuckets are the values of cnat_pending_ats's due label after overdue,
+// each counting the pending Ats due in (previous bound, bound]; later counts
+// the rest.
+var dueBuckets = []struct {
+	label string
+	bound time.Duration
+}{
+	{"within_1m", time.Minute},
+	{"within_10m", 10 * time.Minute},
+	{"within_1h", time.Hour},
+	{"within_1d", 24 * time.Hour},
+}
+
+// dueLabel is the due label of a pending At at now. A suspended At, or one
+// whose spec the controller cannot act on, is not going to run when due:
+// each has a label of its own, so that overdue means "cnat should have
+// started it".
+func dueLabel(at *cnatv1beta1.At, now time.Time) string {
+	switch {
+	case at.Status.Reason == cnatv1beta1.ReasonInvalidSpec:
+		return "invalid"
+	case ptr.Deref(at.Spec.Suspend, false):
+		return "suspended"
+	case at.Status.ScheduledTime == nil:
+		return "unknown"
+	}
+	in := at.Status.ScheduledTime.Sub(now)
+	if in <= 0 {
+		return "overdue"
+	}
+	for _, b := range dueBuckets {
+		if in <= b.bound {
+			return b.label
+		}
+	}
+	return "later"
+}
+
+func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- atsDesc
+	ch <- pendingDesc
+}
 
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	var list cnatv1beta1.AtList
@@ -69,20 +131,33 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	// At on every scrape.
 	if err := c.cache.List(context.Background(), &list, client.UnsafeDisableDeepCopy); err != nil {
 		ch <- prometheus.NewInvalidMetric(atsDesc, err)
+		ch <- prometheus.NewInvalidMetric(pendingDesc, err)
 		return
 	}
 	counts := map[cnatv1beta1.Phase]int{
 		cnatv1beta1.PhasePending: 0, cnatv1beta1.PhaseRunning: 0, cnatv1beta1.PhaseSucceeded: 0,
 		cnatv1beta1.PhaseFailed: 0, cnatv1beta1.PhaseMissed: 0,
 	}
+	pending := map[string]int{"overdue": 0, "later": 0, "suspended": 0, "invalid": 0, "unknown": 0}
+	for _, b := range dueBuckets {
+		pending[b.label] = 0
+	}
+	now := c.now()
 	for i := range list.Items {
-		phase := list.Items[i].Status.Phase
+		at := &list.Items[i]
+		phase := at.Status.Phase
 		if phase == "" {
 			phase = cnatv1beta1.PhasePending
 		}
 		counts[phase]++
+		if phase == cnatv1beta1.PhasePending {
+			pending[dueLabel(at, now)]++
+		}
 	}
 	for phase, n := range counts {
 		ch <- prometheus.MustNewConstMetric(atsDesc, prometheus.GaugeValue, float64(n), string(phase))
+	}
+	for due, n := range pending {
+		ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n), due)
 	}
 }

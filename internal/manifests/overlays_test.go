@@ -33,15 +33,18 @@ func TestRepoOverlaysApplyWithKubectl(t *testing.T) {
 	kubectl := filepath.Join(testenv.BinaryAssetsDirectory(), "kubectl")
 	_, err := os.Stat(kubectl)
 	g.Expect(err).NotTo(HaveOccurred(), "kubectl from make tools")
-	for _, overlay := range []string{"local", "local-incluster", "kind", "production"} {
+	for _, overlay := range []string{"local", "local-incluster", "kind", "production", "production-monitoring"} {
 		t.Run(overlay, func(t *testing.T) {
 			g := NewWithT(t)
 			env := &envtest.Environment{BinaryAssetsDirectory: testenv.BinaryAssetsDirectory()}
 			cfg, err := env.Start()
 			g.Expect(err).NotTo(HaveOccurred())
 			t.Cleanup(func() { _ = env.Stop() })
-			if overlay == "production" {
-				installCertManagerKinds(t, cfg)
+			if strings.HasPrefix(overlay, "production") {
+				installStubKinds(t, cfg, "cert-manager.io", "Issuer", "Certificate")
+			}
+			if overlay == "production-monitoring" {
+				installStubKinds(t, cfg, "monitoring.coreos.com", "ServiceMonitor", "PrometheusRule")
 			}
 			user, err := env.AddUser(envtest.User{Name: "platform-team", Groups: []string{"system:masters"}}, nil)
 			g.Expect(err).NotTo(HaveOccurred())
@@ -88,22 +91,25 @@ func resourceVersions(t *testing.T, cfg *rest.Config, objs []*unstructured.Unstr
 	return rvs
 }
 
-// installCertManagerKinds stands in for cert-manager's CRDs, which the
-// production overlay's Issuer and Certificate need. Their schema is
-// cert-manager's business; only that the API server takes them is tested.
-func installCertManagerKinds(t *testing.T, cfg *rest.Config) {
+// installStubKinds stands in for the CRDs of another project's kinds in
+// group (v1, namespaced): cert-manager's Issuer and Certificate, which the
+// production overlays need, and the Prometheus Operator's ServiceMonitor
+// and PrometheusRule, which production-monitoring needs. Their schema is
+// the other project's business; only that the API server takes them is
+// tested.
+func installStubKinds(t *testing.T, cfg *rest.Config, group string, kinds ...string) {
 	t.Helper()
 	g := NewWithT(t)
 	c, err := client.New(cfg, client.Options{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(apiextensionsv1.AddToScheme(c.Scheme())).To(Succeed())
 	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, kind := range []string{"Issuer", "Certificate"} {
+	for _, kind := range kinds {
 		plural := strings.ToLower(kind) + "s"
 		crd := &apiextensionsv1.CustomResourceDefinition{
-			ObjectMeta: metav1.ObjectMeta{Name: plural + ".cert-manager.io"},
+			ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
 			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-				Group: "cert-manager.io",
+				Group: group,
 				Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: kind, Plural: plural},
 				Scope: apiextensionsv1.NamespaceScoped,
 				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
