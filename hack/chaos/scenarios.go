@@ -397,8 +397,8 @@ func (r *run) deletePod(ctx context.Context, pod *corev1.Pod, seen *sync.Map) {
 }
 
 // podDelete: the Pods of half of the Ats are deleted as soon as they
-// appear, those of a quarter once they run, all with a retry left. Those
-// Ats must fail (their Pod was deleted), never run again. The running ones
+// appear, those of a quarter once they run (with a retry left). Those Ats
+// must fail (their Pod was deleted), never run again. The running ones
 // are deleted while the controller is stopped (SIGSTOP): their kubelet
 // kills them and then deletes them again at once, and from then on they
 // read like failed Pods a janitor deleted. The controller, continued, gets
@@ -424,7 +424,11 @@ func (h *harness) podDelete(ctx context.Context, r *run) error {
 		s := burst(at)(i)
 		switch i % 4 {
 		case 0, 2:
-			s.labels, s.backoffLimit = map[string]string{deleteLabel: "at-once"}, 1
+			// No retry: a Pod deleted before it was scheduled may still be
+			// bound by the scheduler's bind in flight and then killed by
+			// its kubelet. Read unscheduled it was deleted; read bound and
+			// deleted at once, its kubelet's report decides: either is true.
+			s.labels = map[string]string{deleteLabel: "at-once"}
 		case 1:
 			s.labels, s.backoffLimit, s.duration = map[string]string{deleteLabel: "running"}, 1, "30s"
 		}
