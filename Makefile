@@ -203,14 +203,18 @@ bench: install ## N Ats due at one instant, side by side with raw Pod creation (
 # version. A release changes VERSION and that newTag together.
 VERSION := $(shell cat $(CURDIR)/VERSION)
 
+# The commit both binaries report in --version (empty outside a git work
+# tree: they fall back on what go build recorded).
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+
 # The controller image (the name the base deploys; the kind e2e builds
 # cnat-controller:$(VERSION), the name its overlay loads).
 IMG ?= ghcr.io/programming-kubernetes/cnat-controller:$(VERSION)
 
 .PHONY: build
 build: ## Build the controller and cnatctl (also as the kubectl plugin kubectl-cnat) into bin/.
-	go build -o $(BIN)/cnat-controller ./cmd/cnat-controller
-	go build -ldflags "-X github.com/programming-kubernetes/cnat/internal/cli.version=$(VERSION)" -o $(BIN)/cnatctl ./cmd/cnatctl
+	go build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN)/cnat-controller ./cmd/cnat-controller
+	go build -ldflags "-X github.com/programming-kubernetes/cnat/internal/cli.version=$(VERSION) -X github.com/programming-kubernetes/cnat/internal/cli.commit=$(COMMIT)" -o $(BIN)/cnatctl ./cmd/cnatctl
 	ln -sf cnatctl $(BIN)/kubectl-cnat
 
 .PHONY: docker-build
