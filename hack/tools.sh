@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds the command-line tools the project develops against from source into
 # bin/: the Kubernetes control plane, etcd and kwok, and on demand the linters
-# and gremlins (make mutate). Each tool is pinned by a Go
+# and gremlins (make mutate), and the release tools (make release: goreleaser,
+# cyclonedx-gomod, krew's validate-krew-manifest). Each tool is pinned by a Go
 # module under hack/tools/<module>/; bin/.<name>.stamp records the pin a binary
 # was built from, so a binary is only rebuilt when its pin changes.
 #
 # Usage: hack/tools.sh [name...]
-# Without names it builds the default set; kubelet, the linters and gremlins are
-# only built when named.
+# Without names it builds the default set; kubelet, the linters, gremlins and
+# the release tools are only built when named.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,6 +28,9 @@ module_of() {
     gremlins) echo gremlins ;;
     kube-score) echo kube-score ;;
     golangci-lint-kube-api-linter) echo kube-api-linter ;;
+    goreleaser) echo goreleaser ;;
+    cyclonedx-gomod) echo cyclonedx-gomod ;;
+    validate-krew-manifest) echo krew ;;
     *) return 1 ;;
   esac
 }
@@ -40,6 +44,9 @@ package_of() {
     gremlins) echo github.com/go-gremlins/gremlins/cmd/gremlins ;;
     kube-score) echo github.com/zegl/kube-score/cmd/kube-score ;;
     golangci-lint-kube-api-linter) echo sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter ;;
+    goreleaser) echo github.com/goreleaser/goreleaser/v2 ;;
+    cyclonedx-gomod) echo github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod ;;
+    validate-krew-manifest) echo sigs.k8s.io/krew/cmd/validate-krew-manifest ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -55,6 +62,9 @@ pinned_module() {
     gremlins) echo github.com/go-gremlins/gremlins ;;
     kube-score) echo github.com/zegl/kube-score ;;
     kube-api-linter) echo sigs.k8s.io/kube-api-linter ;;
+    goreleaser) echo github.com/goreleaser/goreleaser/v2 ;;
+    cyclonedx-gomod) echo github.com/CycloneDX/cyclonedx-gomod ;;
+    krew) echo sigs.k8s.io/krew ;;
   esac
 }
 
@@ -75,7 +85,7 @@ ldflags() {
     kwok)
       flags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=${version}"
       ;;
-    gremlins | kube-score)
+    gremlins | kube-score | goreleaser)
       flags+=" -X main.version=${version}"
       ;;
   esac
@@ -89,7 +99,7 @@ else
 fi
 for name in "${tools[@]}"; do
   if ! module_of "${name}" >/dev/null; then
-    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score golangci-lint-kube-api-linter)" >&2
+    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score golangci-lint-kube-api-linter goreleaser cyclonedx-gomod validate-krew-manifest)" >&2
     exit 2
   fi
 done
@@ -102,7 +112,7 @@ trap '[[ -z "${staging}" ]] || rm -rf "${staging}"' EXIT
 # GOWORK=off keeps a go.work elsewhere in the tree out of the tools modules.
 export GOWORK=off CGO_ENABLED=0
 
-for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score kube-api-linter; do
+for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score kube-api-linter goreleaser cyclonedx-gomod krew; do
   wanted=()
   for name in "${tools[@]}"; do
     if [[ "$(module_of "${name}")" == "${module}" ]]; then
