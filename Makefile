@@ -220,3 +220,22 @@ build: ## Build the controller and cnatctl (also as the kubectl plugin kubectl-c
 .PHONY: docker-build
 docker-build: ## Build the controller image (needs a Docker engine).
 	docker build -t $(IMG) .
+
+##@ Release
+
+# The release tools, built from source into bin/ like every other tool.
+RELEASE_TOOLS := goreleaser cyclonedx-gomod validate-krew-manifest
+
+# The two steps before hack/release.sh are the only ones that may use the
+# network (the module proxy), to fill bin/ and the module cache; the release
+# itself runs offline (GOPROXY=off). Not part of make test.
+.PHONY: release
+release: ## Build everything a release ships into dist/, offline, and verify it (docs/release.md): cnatctl archives, the controller image index, install.yaml pinned by digest, SBOMs, krew manifest, notes, checksums.txt.
+	hack/tools.sh $(RELEASE_TOOLS)
+	go mod download
+	hack/release.sh
+
+.PHONY: release-verify
+release-verify: ## Verify dist/: sha256sum -c checksums.txt, install.yaml pins the image digest of dist/, the krew manifest's hashes, the binaries' versions.
+	hack/tools.sh validate-krew-manifest
+	hack/release.sh verify
