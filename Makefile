@@ -224,7 +224,7 @@ docker-build: ## Build the controller image (needs a Docker engine).
 ##@ Release
 
 # The release tools, built from source into bin/ like every other tool.
-RELEASE_TOOLS := goreleaser cyclonedx-gomod validate-krew-manifest
+RELEASE_TOOLS := goreleaser cyclonedx-gomod validate-krew-manifest krew
 
 # The two steps before hack/release.sh are the only ones that may use the
 # network (the module proxy), to fill bin/ and the module cache; the release
@@ -237,5 +237,5 @@ release: ## Build everything a release ships into dist/, offline, and verify it 
 
 .PHONY: release-verify
 release-verify: ## Verify dist/: sha256sum -c checksums.txt, install.yaml pins the image digest of dist/, the krew manifest's hashes, the binaries' versions.
-	hack/tools.sh validate-krew-manifest
+	hack/tools.sh validate-krew-manifest krew
 	hack/release.sh verify

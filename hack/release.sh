@@ -17,7 +17,7 @@
 # one commit, then tags it).
 #
 # dist/ then holds (the assets, each listed in checksums.txt):
-#   cnatctl_<version>_<os>_<arch>.tar.gz|.zip   cnatctl and kubectl-cnat, for
+#   cnatctl_<version>_<os>_<arch>.tar.gz|.zip   cnatctl and kubectl-cnat (a copy), for
 #                                               linux, darwin, windows x amd64, arm64
 #   cnat-controller_<version>_image.oci.tar     the controller image: an OCI image
 #                                               index for linux/amd64 and linux/arm64,
@@ -41,14 +41,15 @@ export PATH="${root}/bin:${PATH}"
 dist="${root}/dist"
 image_name="ghcr.io/programming-kubernetes/cnat-controller"
 
-# plugin_name: kubectl-cnat beside cnatctl, as make build does; a copy on
-# Windows, where a symlink in a zip does not survive.
+# plugin_name: kubectl-cnat beside cnatctl, the same binary. A copy, not
+# the symlink make build makes: krew (v0.4.3) unpacks only directories and
+# regular files, and `kubectl krew install` fails on an archive with a
+# symlink ("unable to handle file type 50"); a zip has no portable one.
 plugin_name() {
-  local path="$1" dir
-  dir="$(dirname "${path}")"
+  local path="$1"
   case "${path}" in
-    *.exe) cp -f "${path}" "${dir}/kubectl-cnat.exe" ;;
-    *) ln -sfn "$(basename "${path}")" "${dir}/kubectl-cnat" ;;
+    *.exe) cp -f "${path}" "$(dirname "${path}")/kubectl-cnat.exe" ;;
+    *) cp -f "${path}" "$(dirname "${path}")/kubectl-cnat" ;;
   esac
 }
 
@@ -61,24 +62,43 @@ verify() {
   # agree; every platform archive is in the krew manifest with its hash;
   # every file of dist/ that is an asset is in checksums.txt.
   go run ./hack/release verify -dist "${dist}" -image "${image_name}" -tag "$(cat VERSION)"
-  # krew's own validation of the manifest (its install check would fetch the
-  # archives from their release URLs: skipped, the hashes are checked above).
+  # krew's own validation of the manifest; its install check would fetch the
+  # archives from their release URLs, so krew installs each platform's
+  # archive from dist/ instead (--archive: the sha256 checked, the archive
+  # unpacked, the bin linked as kubectl-cnat), into a throwaway KREW_ROOT.
   validate-krew-manifest -skip-install -manifest "${dist}/cnat.yaml"
+  local krew_root archive name platform kos karch plugin
+  krew_root="$(mktemp -d)"
+  for archive in "${dist}"/cnatctl_*.tar.gz "${dist}"/cnatctl_*.zip; do
+    name="$(basename "${archive}")"
+    platform="${name%.tar.gz}" platform="${platform%.zip}"
+    karch="${platform##*_}" platform="${platform%_*}" kos="${platform##*_}"
+    plugin="kubectl-cnat"
+    [[ "${kos}" == windows ]] && plugin="kubectl-cnat.exe"
+    KREW_ROOT="${krew_root}/${kos}_${karch}" KREW_OS="${kos}" KREW_ARCH="${karch}" KREW_NO_UPGRADE_CHECK=1 \
+      krew install --manifest="${dist}/cnat.yaml" --archive="${archive}" >"${krew_root}/${kos}_${karch}.log" 2>&1 ||
+      { cat "${krew_root}/${kos}_${karch}.log" >&2; echo "release-verify: krew install of ${name} failed" >&2; exit 1; }
+    [[ -e "${krew_root}/${kos}_${karch}/bin/${plugin}" ]] ||
+      { echo "release-verify: krew installed ${name} without bin/${plugin}" >&2; exit 1; }
+    echo "release-verify: krew install --manifest=cnat.yaml --archive=${name} (${kos}/${karch}): bin/${plugin}"
+  done
   # The binaries say which release they are.
-  local version commit os arch tmp
+  local version commit os arch tmp out cmd label controller
   version="$(cat "${dist}/version")"
   commit="$(cat "${dist}/commit")"
   os="$(go env GOOS)" arch="$(go env GOARCH)"
   tmp="$(mktemp -d)"
   if [[ -f "${dist}/cnatctl_${version#v}_${os}_${arch}.tar.gz" ]]; then
     tar -xzf "${dist}/cnatctl_${version#v}_${os}_${arch}.tar.gz" -C "${tmp}"
-    for cmd in "${tmp}/cnatctl version" "${tmp}/cnatctl --version" "${tmp}/kubectl-cnat --version"; do
+    for cmd in "${tmp}/cnatctl version" "${tmp}/cnatctl --version" "${tmp}/kubectl-cnat --version" \
+      "${krew_root}/${os}_${arch}/bin/kubectl-cnat version"; do
       out="$(${cmd})"
-      echo "release-verify: ${cmd#"${tmp}/"}: ${out}"
-      [[ "${out}" == "cnatctl ${version} (commit ${commit}, "* ]] || { echo "release-verify: ${cmd#"${tmp}/"} does not report ${version} and ${commit}" >&2; exit 1; }
+      label="${cmd#"${tmp}/"}" label="${label/#"${krew_root}/${os}_${arch}/bin/"/krew\'s }"
+      echo "release-verify: ${label}: ${out}"
+      [[ "${out}" == "cnatctl ${version} (commit ${commit}, "* ]] || { echo "release-verify: ${label} does not report ${version} and ${commit}" >&2; exit 1; }
     done
   fi
-  rm -rf "${tmp}"
+  rm -rf "${tmp}" "${krew_root}"
   if [[ "${os}" == linux ]]; then
     controller=("${dist}"/cnat-controller_linux_"${arch}"*/cnat-controller)
     out="$("${controller[0]}" --version)"

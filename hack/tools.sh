@@ -2,7 +2,7 @@
 # Builds the command-line tools the project develops against from source into
 # bin/: the Kubernetes control plane, etcd and kwok, and on demand the linters
 # and gremlins (make mutate), and the release tools (make release: goreleaser,
-# cyclonedx-gomod, krew's validate-krew-manifest). Each tool is pinned by a Go
+# cyclonedx-gomod, krew and its validate-krew-manifest). Each tool is pinned by a Go
 # module under hack/tools/<module>/; bin/.<name>.stamp records the pin a binary
 # was built from, so a binary is only rebuilt when its pin changes.
 #
@@ -30,7 +30,7 @@ module_of() {
     golangci-lint-kube-api-linter) echo kube-api-linter ;;
     goreleaser) echo goreleaser ;;
     cyclonedx-gomod) echo cyclonedx-gomod ;;
-    validate-krew-manifest) echo krew ;;
+    validate-krew-manifest | krew) echo krew ;;
     *) return 1 ;;
   esac
 }
@@ -47,6 +47,7 @@ package_of() {
     goreleaser) echo github.com/goreleaser/goreleaser/v2 ;;
     cyclonedx-gomod) echo github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod ;;
     validate-krew-manifest) echo sigs.k8s.io/krew/cmd/validate-krew-manifest ;;
+    krew) echo sigs.k8s.io/krew/cmd/krew ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -88,6 +89,9 @@ ldflags() {
     gremlins | kube-score | goreleaser)
       flags+=" -X main.version=${version}"
       ;;
+    krew)
+      flags+=" -X sigs.k8s.io/krew/internal/version.gitTag=${version}"
+      ;;
   esac
   echo "${flags}"
 }
@@ -99,7 +103,7 @@ else
 fi
 for name in "${tools[@]}"; do
   if ! module_of "${name}" >/dev/null; then
-    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score golangci-lint-kube-api-linter goreleaser cyclonedx-gomod validate-krew-manifest)" >&2
+    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score golangci-lint-kube-api-linter goreleaser cyclonedx-gomod validate-krew-manifest krew)" >&2
     exit 2
   fi
 done
