@@ -226,16 +226,39 @@ bench: install ## N Ats due at one instant, side by side with raw Pod creation (
 # version. A release changes VERSION and that newTag together.
 VERSION := $(shell cat $(CURDIR)/VERSION)
 
+# The commit both binaries report in --version (empty outside a git work
+# tree: they fall back on what go build recorded).
+COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+
 # The controller image (the name the base deploys; the kind e2e builds
 # cnat-controller:$(VERSION), the name its overlay loads).
 IMG ?= ghcr.io/programming-kubernetes/cnat-controller:$(VERSION)
 
 .PHONY: build
 build: ## Build the controller and cnatctl (also as the kubectl plugin kubectl-cnat) into bin/.
-	go build -o $(BIN)/cnat-controller ./cmd/cnat-controller
-	go build -ldflags "-X github.com/programming-kubernetes/cnat/internal/cli.version=$(VERSION)" -o $(BIN)/cnatctl ./cmd/cnatctl
+	go build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN)/cnat-controller ./cmd/cnat-controller
+	go build -ldflags "-X github.com/programming-kubernetes/cnat/internal/cli.version=$(VERSION) -X github.com/programming-kubernetes/cnat/internal/cli.commit=$(COMMIT)" -o $(BIN)/cnatctl ./cmd/cnatctl
 	ln -sf cnatctl $(BIN)/kubectl-cnat
 
 .PHONY: docker-build
 docker-build: ## Build the controller image (needs a Docker engine).
 	docker build -t $(IMG) .
+
+##@ Release
+
+# The release tools, built from source into bin/ like every other tool.
+RELEASE_TOOLS := goreleaser cyclonedx-gomod validate-krew-manifest krew
+
+# The two steps before hack/release.sh are the only ones that may use the
+# network (the module proxy), to fill bin/ and the module cache; the release
+# itself runs offline (GOPROXY=off). Not part of make test.
+.PHONY: release
+release: ## Build everything a release ships into dist/, offline, and verify it (docs/release.md): cnatctl archives, the controller image index, install.yaml pinned by digest, SBOMs, krew manifest, notes, checksums.txt.
+	hack/tools.sh $(RELEASE_TOOLS)
+	go mod download
+	hack/release.sh
+
+.PHONY: release-verify
+release-verify: ## Verify dist/: sha256sum -c checksums.txt, install.yaml pins the image digest of dist/, the krew manifest's hashes, the binaries' versions.
+	hack/tools.sh validate-krew-manifest krew
+	hack/release.sh verify

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds the command-line tools the project develops against from source into
 # bin/: the Kubernetes control plane, etcd and kwok, and on demand the linters,
-# gremlins (make mutate) and promtool (make test-monitoring). Each tool is
-# pinned by a Go module under hack/tools/<module>/; bin/.<name>.stamp records the pin a binary
+# gremlins (make mutate), promtool (make test-monitoring) and the release tools
+# (make release: goreleaser, cyclonedx-gomod, krew and its validate-krew-manifest).
+# Each tool is pinned by a Go module under hack/tools/<module>/; bin/.<name>.stamp records the pin a binary
 # was built from, so a binary is only rebuilt when its pin changes.
 #
 # Usage: hack/tools.sh [name...]
-# Without names it builds the default set; kubelet, the linters, gremlins and
-# promtool are only built when named.
+# Without names it builds the default set; kubelet, the linters, gremlins,
+# promtool and the release tools are only built when named.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,6 +29,9 @@ module_of() {
     kube-score) echo kube-score ;;
     golangci-lint-kube-api-linter) echo kube-api-linter ;;
     promtool) echo promtool ;;
+    goreleaser) echo goreleaser ;;
+    cyclonedx-gomod) echo cyclonedx-gomod ;;
+    validate-krew-manifest | krew) echo krew ;;
     *) return 1 ;;
   esac
 }
@@ -42,6 +46,10 @@ package_of() {
     kube-score) echo github.com/zegl/kube-score/cmd/kube-score ;;
     golangci-lint-kube-api-linter) echo sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter ;;
     promtool) echo github.com/prometheus/prometheus/cmd/promtool ;;
+    goreleaser) echo github.com/goreleaser/goreleaser/v2 ;;
+    cyclonedx-gomod) echo github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod ;;
+    validate-krew-manifest) echo sigs.k8s.io/krew/cmd/validate-krew-manifest ;;
+    krew) echo sigs.k8s.io/krew/cmd/krew ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -58,6 +66,9 @@ pinned_module() {
     kube-score) echo github.com/zegl/kube-score ;;
     kube-api-linter) echo sigs.k8s.io/kube-api-linter ;;
     promtool) echo github.com/prometheus/prometheus ;;
+    goreleaser) echo github.com/goreleaser/goreleaser/v2 ;;
+    cyclonedx-gomod) echo github.com/CycloneDX/cyclonedx-gomod ;;
+    krew) echo sigs.k8s.io/krew ;;
   esac
 }
 
@@ -78,13 +89,16 @@ ldflags() {
     kwok)
       flags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=${version}"
       ;;
-    gremlins | kube-score)
+    gremlins | kube-score | goreleaser)
       flags+=" -X main.version=${version}"
       ;;
     promtool)
       # What `promtool --version` prints, as Prometheus's release builds
       # stamp it.
       flags+=" -X github.com/prometheus/common/version.Version=${version#v}"
+      ;;
+    krew)
+      flags+=" -X sigs.k8s.io/krew/internal/version.gitTag=${version}"
       ;;
   esac
   echo "${flags}"
@@ -108,7 +122,7 @@ else
 fi
 for name in "${tools[@]}"; do
   if ! module_of "${name}" >/dev/null; then
-    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score golangci-lint-kube-api-linter promtool)" >&2
+    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score golangci-lint-kube-api-linter promtool goreleaser cyclonedx-gomod validate-krew-manifest krew)" >&2
     exit 2
   fi
 done
@@ -121,7 +135,7 @@ trap '[[ -z "${staging}" ]] || rm -rf "${staging}"' EXIT
 # GOWORK=off keeps a go.work elsewhere in the tree out of the tools modules.
 export GOWORK=off CGO_ENABLED=0
 
-for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score kube-api-linter promtool; do
+for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score kube-api-linter promtool goreleaser cyclonedx-gomod krew; do
   wanted=()
   for name in "${tools[@]}"; do
     if [[ "$(module_of "${name}")" == "${module}" ]]; then

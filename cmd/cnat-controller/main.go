@@ -25,6 +25,7 @@ import (
 	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/buildinfo"
 	"github.com/programming-kubernetes/cnat/internal/controller"
 )
 
@@ -54,6 +55,7 @@ type options struct {
 	pods                    apply.PodOptions
 	webhooks                webhookOptions
 	zap                     zap.Options
+	version                 bool
 }
 
 func parseFlags() options {
@@ -71,6 +73,7 @@ func parseFlags() options {
 	flag.IntVar(&o.apiBurst, "kube-api-burst", 0, "Burst above --kube-api-qps, when that is positive.")
 	flag.StringVar(&o.pods.DefaultImage, "default-image", "busybox:1.37", "Image that runs spec.command when an At names none. It must provide /bin/sh.")
 	flag.StringVar((*string)(&o.pods.ImagePullPolicy), "image-pull-policy", "", "Pull policy for containers of At Pods that set none (Always, IfNotPresent, Never; empty: the Kubernetes default).")
+	flag.BoolVar(&o.version, "version", false, "Print the version and the commit the controller was built from, and exit.")
 	o.webhooks.bindFlags(flag.CommandLine)
 	o.zap.Development = false
 	o.zap.BindFlags(flag.CommandLine)
@@ -80,6 +83,10 @@ func parseFlags() options {
 
 func main() {
 	o := parseFlags()
+	if o.version {
+		fmt.Print(versionLine())
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
 	log := ctrl.Log.WithName("setup")
 	if err := run(o); err != nil {
@@ -127,7 +134,7 @@ func run(o options) error {
 	if err := setupWebhooks(mgr, o); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("Starting manager")
+	ctrl.Log.WithName("setup").Info("Starting manager", "version", buildinfo.Version(version), "commit", buildinfo.Commit(commit))
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

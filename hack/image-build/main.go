@@ -13,6 +13,24 @@
 //
 // Both have /etc/passwd and /etc/group (root, nobody 65534, nonroot 65532,
 // and -user), a world-writable /tmp, and the platform this command runs on.
+//
+// The release's multi-platform controller image (make release,
+// hack/release.sh): one -platform-binary per platform, each a static binary
+// cross-compiled for it, gives an OCI image index of one image per platform,
+// written as an OCI image layout (-oci DIR, what `crane push DIR REF`
+// pushes) and as the tarball of that layout (-o, an OCI archive that
+// `ctr images import`, `skopeo copy oci-archive:` and `docker load` read):
+//
+//	image-build -tag ghcr.io/programming-kubernetes/cnat-controller:v0.1.0 -user 65532 \
+//	    -platform-binary linux/amd64=dist/controller_linux_amd64_v1/cnat-controller \
+//	    -platform-binary linux/arm64=dist/controller_linux_arm64_v8.0/cnat-controller \
+//	    -annotation org.opencontainers.image.version=v0.1.0 \
+//	    -oci dist/cnat-controller-oci -o dist/cnat-controller.oci.tar -digest-file dist/cnat-controller.digest
+//
+// The index, its manifests and layers have the OCI media types; the digest
+// of the index, which names the image in every platform, is printed and
+// written to -digest-file.
+//
 // File times and the creation time are fixed, so the same input gives the
 // same image digest.
 package main
@@ -38,6 +56,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // epoch is the time of every file and of the image itself: 2000-01-01, not
@@ -46,53 +65,43 @@ var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func main() {
 	tag := flag.String("tag", "", "image reference to write, e.g. docker.io/library/busybox:1.37")
-	out := flag.String("o", "", "tarball to write")
+	out := flag.String("o", "", "tarball to write (with -platform-binary: the OCI layout as a tarball)")
 	busybox := flag.String("busybox", "", "a static busybox binary: build a busybox image")
 	binary := flag.String("binary", "", "a static binary: build an image that runs it")
 	user := flag.Int("user", 0, "numeric user (and group) the image runs as")
+	var multi multiOptions
+	flag.Var(&multi.platforms, "platform-binary", "OS/ARCH=FILE, repeated: a static binary for that platform; builds a multi-platform image index")
+	flag.StringVar(&multi.ociDir, "oci", "", "with -platform-binary: also write the index as an OCI image layout into this new directory")
+	flag.StringVar(&multi.digestFile, "digest-file", "", "with -platform-binary: write the index digest (sha256:...) into this file")
+	flag.Var(&multi.annotations, "annotation", "KEY=VALUE, repeated: an annotation of the index and of each image (with -platform-binary)")
 	flag.Parse()
 
-	if err := run(*tag, *out, *busybox, *binary, *user); err != nil {
+	var err error
+	if len(multi.platforms) > 0 {
+		err = runMulti(*tag, *out, *binary, *busybox, *user, multi)
+	} else {
+		err = run(*tag, *out, *busybox, *binary, *user, multi)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "image-build: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(tag, out, busybox, binary string, user int) error {
-	if tag == "" || out == "" || (busybox == "") == (binary == "") || flag.NArg() > 0 {
+func run(tag, out, busybox, binary string, user int, multi multiOptions) error {
+	if tag == "" || out == "" || (busybox == "") == (binary == "") || flag.NArg() > 0 ||
+		multi.ociDir != "" || multi.digestFile != "" || len(multi.annotations) > 0 {
 		return errors.New("usage: image-build -tag REF -o FILE (-busybox FILE | -binary FILE [-user UID])")
 	}
 	ref, err := name.NewTag(tag)
 	if err != nil {
 		return fmt.Errorf("tag %q: %w", tag, err)
 	}
-
-	var layer bytes.Buffer
-	tw := tar.NewWriter(&layer)
-	if err := baseFiles(tw, user); err != nil {
+	layer, config, err := layerOf(busybox, binary, user)
+	if err != nil {
 		return err
 	}
-	config := v1.Config{Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}
-	if user != 0 {
-		config.User = strconv.Itoa(user) + ":" + strconv.Itoa(user)
-	}
-	if busybox != "" {
-		if err := busyboxFiles(tw, busybox); err != nil {
-			return err
-		}
-		config.Cmd = []string{"sh"}
-	} else {
-		target := "/" + filepath.Base(binary)
-		if err := addFile(tw, binary, target); err != nil {
-			return err
-		}
-		config.Entrypoint = []string{target}
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-
-	img, err := image(layer.Bytes(), config)
+	img, err := image(layer, config, runtime.GOARCH, false)
 	if err != nil {
 		return err
 	}
@@ -107,15 +116,53 @@ func run(tag, out, busybox, binary string, user int) error {
 	return nil
 }
 
-// image makes a single-layer image for this platform.
-func image(layerTar []byte, config v1.Config) (v1.Image, error) {
+// layerOf writes the single layer of an image and returns it with the
+// image's config: busybox and its applets, or binary as its entrypoint.
+func layerOf(busybox, binary string, user int) ([]byte, v1.Config, error) {
+	var layer bytes.Buffer
+	tw := tar.NewWriter(&layer)
+	if err := baseFiles(tw, user); err != nil {
+		return nil, v1.Config{}, err
+	}
+	config := v1.Config{Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}}
+	if user != 0 {
+		config.User = strconv.Itoa(user) + ":" + strconv.Itoa(user)
+	}
+	if busybox != "" {
+		if err := busyboxFiles(tw, busybox); err != nil {
+			return nil, v1.Config{}, err
+		}
+		config.Cmd = []string{"sh"}
+	} else {
+		target := "/" + filepath.Base(binary)
+		if err := addFile(tw, binary, target); err != nil {
+			return nil, v1.Config{}, err
+		}
+		config.Entrypoint = []string{target}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, v1.Config{}, err
+	}
+	return layer.Bytes(), config, nil
+}
+
+// image makes a single-layer linux image for arch, with Docker's media
+// types (what the real node's images have always had) or, with oci, the
+// OCI ones (the release's index).
+func image(layerTar []byte, config v1.Config, arch string, oci bool) (v1.Image, error) {
+	var layerOpts []tarball.LayerOption
+	base := empty.Image
+	if oci {
+		layerOpts = append(layerOpts, tarball.WithMediaType(types.OCILayer))
+		base = mutate.ConfigMediaType(mutate.MediaType(base, types.OCIManifestSchema1), types.OCIConfigJSON)
+	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(layerTar)), nil
-	})
+	}, layerOpts...)
 	if err != nil {
 		return nil, err
 	}
-	img, err := mutate.Append(empty.Image, mutate.Addendum{
+	img, err := mutate.Append(base, mutate.Addendum{
 		Layer:   layer,
 		History: v1.History{CreatedBy: "hack/image-build", Created: v1.Time{Time: epoch}},
 	})
@@ -128,7 +175,7 @@ func image(layerTar []byte, config v1.Config) (v1.Image, error) {
 	}
 	cf = cf.DeepCopy()
 	cf.OS = "linux"
-	cf.Architecture = runtime.GOARCH
+	cf.Architecture = arch
 	cf.Config = config
 	img, err = mutate.ConfigFile(img, cf)
 	if err != nil {

@@ -112,6 +112,9 @@ symlink named kubectl-cnat to cnatctl).
 	root.SetErr(streams.ErrOut)
 	flags.AddFlags(root.PersistentFlags())
 	root.CompletionOptions.HiddenDefaultCmd = true
+	// --version prints what the version command prints.
+	root.Version = Version()
+	root.SetVersionTemplate(versionLine())
 
 	root.AddCommand(
 		newBuildCommand(streams),

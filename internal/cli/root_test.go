@@ -57,3 +57,28 @@ func TestDisplayName(t *testing.T) {
 		g.Expect(displayName(argv0)).To(Equal(want), argv0)
 	}
 }
+
+// TestVersion: `version` and `--version` print the version and commit the
+// build stamped, under either name.
+func TestVersion(t *testing.T) {
+	defer func(v, c string) { version, commit = v, c }(version, commit)
+	version, commit = "v9.8.7", "0123456789abcdef0123456789abcdef01234567"
+	for _, tc := range []struct {
+		argv0 string
+		args  []string
+	}{
+		{"cnatctl", []string{"version"}},
+		{"cnatctl", []string{"--version"}},
+		{"kubectl-cnat", []string{"version"}},
+		{"kubectl-cnat", []string{"--version"}},
+	} {
+		t.Run(tc.argv0+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+			g := NewWithT(t)
+			out, errOut, code := run(t, tc.argv0, tc.args...)
+			g.Expect(code).To(Equal(ExitOK))
+			g.Expect(errOut).To(BeEmpty())
+			g.Expect(out).To(HavePrefix("cnatctl v9.8.7 (commit 0123456789abcdef0123456789abcdef01234567, go"))
+			g.Expect(strings.Count(out, "\n")).To(Equal(1), "one line")
+		})
+	}
+}
