@@ -35,20 +35,20 @@ func TestOverlayImages(t *testing.T) {
 			objects, err := manifests.Build(dir)
 			g.Expect(err).NotTo(HaveOccurred())
 			for _, obj := range objects {
-				for _, c := range containersIn(obj.Object) {
-					where := manifests.Ref(obj) + " container " + c.name
-					ref, err := name.ParseReference(c.image)
-					g.Expect(err).NotTo(HaveOccurred(), "%s: image %q", where, c.image)
+				for _, c := range manifests.Containers(obj.Object) {
+					where := manifests.Ref(obj) + " container " + c.Name
+					ref, err := name.ParseReference(c.Image)
+					g.Expect(err).NotTo(HaveOccurred(), "%s: image %q", where, c.Image)
 					tag, byTag := ref.(name.Tag)
 					if byTag {
 						// Without a tag, the reference means latest.
-						g.Expect(c.image).To(HaveSuffix(":"+tag.TagStr()), "%s: image %q has no tag", where, c.image)
-						g.Expect(tag.TagStr()).NotTo(Equal("latest"), "%s: image %q", where, c.image)
+						g.Expect(c.Image).To(HaveSuffix(":"+tag.TagStr()), "%s: image %q has no tag", where, c.Image)
+						g.Expect(tag.TagStr()).NotTo(Equal("latest"), "%s: image %q", where, c.Image)
 					}
-					if obj.GetKind() == "Deployment" && obj.GetName() == "cnat-controller" && c.name == "manager" {
+					if obj.GetKind() == "Deployment" && obj.GetName() == "cnat-controller" && c.Name == "manager" {
 						controllers++
-						g.Expect(byTag).To(BeTrue(), "%s: the controller's image %q is not tagged with VERSION", where, c.image)
-						g.Expect(tag.TagStr()).To(Equal(version), "%s: the controller's image %q is not tagged with VERSION", where, c.image)
+						g.Expect(byTag).To(BeTrue(), "%s: the controller's image %q is not tagged with VERSION", where, c.Image)
+						g.Expect(tag.TagStr()).To(Equal(version), "%s: the controller's image %q is not tagged with VERSION", where, c.Image)
 					}
 				}
 			}
@@ -57,35 +57,4 @@ func TestOverlayImages(t *testing.T) {
 	// The controller runs in-cluster in every overlay but local (which
 	// runs it on the host): the check above must have met it.
 	g.Expect(controllers).To(Equal(len(overlays)-1), "controller Deployments found in %v", overlays)
-}
-
-type container struct{ name, image string }
-
-// containersIn finds the containers anywhere in a rendered object: the
-// items of every containers, initContainers or ephemeralContainers list
-// whose image is a string (a CRD's schema has such lists too, but there
-// the image is a schema).
-func containersIn(v any) []container {
-	var out []container
-	switch v := v.(type) {
-	case map[string]any:
-		for key, child := range v {
-			if list, ok := child.([]any); ok && (key == "containers" || key == "initContainers" || key == "ephemeralContainers") {
-				for _, item := range list {
-					m, _ := item.(map[string]any)
-					image, isString := m["image"].(string)
-					if isString {
-						n, _ := m["name"].(string)
-						out = append(out, container{name: n, image: image})
-					}
-				}
-			}
-			out = append(out, containersIn(child)...)
-		}
-	case []any:
-		for _, child := range v {
-			out = append(out, containersIn(child)...)
-		}
-	}
-	return out
 }

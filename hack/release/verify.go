@@ -23,6 +23,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 	"sigs.k8s.io/yaml"
+
+	"github.com/programming-kubernetes/cnat/internal/manifests"
 )
 
 // The platforms of a release.
@@ -305,16 +307,16 @@ func checkInstallYAML(data []byte, image, digest string) error {
 		kind, _ := obj["kind"].(string)
 		meta, _ := obj["metadata"].(map[string]any)
 		name, _ := meta["name"].(string)
-		for _, c := range containersIn(obj) {
-			where := fmt.Sprintf("%s %s container %s", kind, name, c.name)
-			if kind == "Deployment" && name == "cnat-controller" && c.name == "manager" {
+		for _, c := range manifests.Containers(obj) {
+			where := fmt.Sprintf("%s %s container %s", kind, name, c.Name)
+			if kind == "Deployment" && name == "cnat-controller" && c.Name == "manager" {
 				controllers++
-				if c.image != want {
-					return fmt.Errorf("%s: image %q, want %q", where, c.image, want)
+				if c.Image != want {
+					return fmt.Errorf("%s: image %q, want %q", where, c.Image, want)
 				}
 			}
-			if (strings.HasPrefix(c.image, image+":") || strings.HasPrefix(c.image, image+"@")) && c.image != want {
-				return fmt.Errorf("%s: image %q, want %q", where, c.image, want)
+			if (strings.HasPrefix(c.Image, image+":") || strings.HasPrefix(c.Image, image+"@")) && c.Image != want {
+				return fmt.Errorf("%s: image %q, want %q", where, c.Image, want)
 			}
 		}
 	}
@@ -322,35 +324,6 @@ func checkInstallYAML(data []byte, image, digest string) error {
 		return fmt.Errorf("%d controller Deployments (cnat-controller, container manager), want 1", controllers)
 	}
 	return nil
-}
-
-type container struct{ name, image string }
-
-// containersIn finds the containers anywhere in an object: the items of
-// every containers or initContainers list whose image is a string (as in
-// e2e/overlay_images_test.go).
-func containersIn(v any) []container {
-	var out []container
-	switch v := v.(type) {
-	case map[string]any:
-		for key, child := range v {
-			if list, ok := child.([]any); ok && (key == "containers" || key == "initContainers") {
-				for _, item := range list {
-					m, _ := item.(map[string]any)
-					if image, ok := m["image"].(string); ok {
-						n, _ := m["name"].(string)
-						out = append(out, container{name: n, image: image})
-					}
-				}
-			}
-			out = append(out, containersIn(child)...)
-		}
-	case []any:
-		for _, child := range v {
-			out = append(out, containersIn(child)...)
-		}
-	}
-	return out
 }
 
 // krewManifest is what verifyKrew reads of a krew plugin manifest.
