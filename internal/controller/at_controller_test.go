@@ -251,12 +251,7 @@ func TestResumedAfterDeadlineIsMissed(t *testing.T) {
 
 func TestPodDeletedWhileRunning(t *testing.T) {
 	h := newHarness(t)
-	h.createAt("victim", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "sleep 600", BackoffLimit: ptr.To[int32](3)})
-	h.reconcile("victim")
-	h.runPod(h.podName("victim", 1))
-	h.reconcile("victim")
-
-	name := h.podName("victim", 1)
+	name := h.runningAt("victim")
 	h.g.Expect(apiClient.Delete(h.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: h.ns}})).To(Succeed())
 	h.reconcile("victim")
 	at := h.at("victim")
@@ -302,11 +297,7 @@ func TestPodDeletedWhileRunningThenDeletedAgainByItsKubelet(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t)
-			h.createAt("victim", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "sleep 600", BackoffLimit: ptr.To[int32](3)})
-			h.reconcile("victim")
-			podName := h.podName("victim", 1)
-			h.runPod(podName)
-			h.reconcile("victim")
+			podName := h.runningAt("victim")
 
 			h.g.Expect(apiClient.Delete(h.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: h.ns}})).To(Succeed())
 			tc.seen(h, h.pod(podName))

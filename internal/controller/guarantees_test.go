@@ -115,11 +115,7 @@ func TestPodGoneBeforeRecordedIsNotRunAgain(t *testing.T) {
 // fails with PodDeleted, with retries left, and nothing runs again.
 func TestDeletedPodKilledIsNotRetried(t *testing.T) {
 	h := newHarness(t)
-	h.createAt("killed", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "sleep 600", BackoffLimit: ptr.To[int32](3)})
-	h.reconcile("killed")
-	name := h.podName("killed", 1)
-	h.runPod(name)
-	h.reconcile("killed")
+	name := h.runningAt("killed")
 
 	h.g.Expect(apiClient.Delete(h.ctx, h.pod(name))).To(Succeed())
 	pod := h.pod(name)

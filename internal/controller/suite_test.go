@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -235,6 +236,19 @@ func (h *harness) finishPod(podName string, code int32) {
 	pod := h.bindPod(podName)
 	pod.Status = testenv.TerminatedStatus(pod, code, h.clock.Now())
 	h.g.Expect(apiClient.Status().Update(h.ctx, pod)).To(Succeed())
+}
+
+// runningAt creates an At due now with a long command and retries left
+// (backoffLimit 3), lets the controller start it and see its Pod run, and
+// returns the Pod's name.
+func (h *harness) runningAt(name string) string {
+	h.t.Helper()
+	h.createAt(name, cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "sleep 600", BackoffLimit: ptr.To[int32](3)})
+	h.reconcile(name)
+	podName := h.podName(name, 1)
+	h.runPod(podName)
+	h.reconcile(name)
+	return podName
 }
 
 // runPod plays the scheduler and the kubelet: the Pod is on a node and its
