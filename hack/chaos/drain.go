@@ -254,25 +254,28 @@ func (r *run) preemptNode(ctx context.Context, node string) (int, func(), error)
 	}
 	preempted := map[types.UID]bool{}
 	for deadline := time.Now().Add(time.Minute); ; {
+		// One read of the node's Pods a round: a victim no longer listed
+		// has been recorded and released, so it stopped.
+		var now corev1.PodList
+		if err := c.List(ctx, &now, client.InNamespace(r.ns), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
+			return 0, unblock, err
+		}
+		current := map[types.UID]*corev1.Pod{}
+		for i := range now.Items {
+			current[now.Items[i].UID] = &now.Items[i]
+		}
 		running := 0
 		for _, v := range victims.Items {
-			if v.Status.Phase == corev1.PodSucceeded || v.Status.Phase == corev1.PodFailed {
+			p := current[v.UID]
+			if p == nil || v.Status.Phase == corev1.PodSucceeded || v.Status.Phase == corev1.PodFailed {
 				continue
 			}
-			var now corev1.Pod
-			err := c.Get(ctx, client.ObjectKeyFromObject(&v), &now)
-			switch {
-			case apierrors.IsNotFound(err):
-				continue
-			case err != nil:
-				return 0, unblock, err
-			}
-			for _, cond := range now.Status.Conditions {
+			for _, cond := range p.Status.Conditions {
 				if cond.Type == corev1.DisruptionTarget && cond.Status == corev1.ConditionTrue && cond.Reason == "PreemptionByScheduler" {
-					preempted[now.UID] = true
+					preempted[p.UID] = true
 				}
 			}
-			if now.Status.Phase != corev1.PodSucceeded && now.Status.Phase != corev1.PodFailed {
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 				running++
 			}
 		}

@@ -419,7 +419,7 @@ func (h *harness) podDelete(ctx context.Context, r *run) error {
 	}
 	defer stop()
 	at := fireTime(h.size.ats)
-	running := 0
+	running := (h.size.ats + 2) / 4 // the Ats i with i%4 == 1
 	spec := func(i int) atSpec {
 		s := burst(at)(i)
 		switch i % 4 {
@@ -433,11 +433,6 @@ func (h *harness) podDelete(ctx context.Context, r *run) error {
 			s.labels, s.backoffLimit, s.duration = map[string]string{deleteLabel: "running"}, 1, "30s"
 		}
 		return s
-	}
-	for i := range h.size.ats {
-		if i%4 == 1 {
-			running++
-		}
 	}
 	if err := r.createMany(ctx, "d", h.size.ats, spec); err != nil {
 		return err
