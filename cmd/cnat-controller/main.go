@@ -50,6 +50,7 @@ type options struct {
 	leaderElectionNamespace string
 	gracefulShutdown        time.Duration
 	concurrency             int
+	prefetch                time.Duration
 	apiQPS                  float64
 	apiBurst                int
 	pods                    apply.PodOptions
@@ -69,6 +70,7 @@ func parseFlags() options {
 	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the controller runs in).")
 	flag.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to let running reconciles finish on shutdown.")
 	flag.IntVar(&o.concurrency, "concurrency", 20, "Ats reconciled at once: Ats due together start together, up to this many in parallel.")
+	flag.DurationVar(&o.prefetch, "prefetch", controller.DefaultPrefetch, "How long before an At is due it is read whole and kept in memory; until then the controller keeps only its name, version, phase and due time.")
 	flag.Float64Var(&o.apiQPS, "kube-api-qps", -1, "Client-side limit on requests per second to the API server; negative: none, the API server's priority and fairness decides.")
 	flag.IntVar(&o.apiBurst, "kube-api-burst", 0, "Burst above --kube-api-qps, when that is positive.")
 	flag.StringVar(&o.pods.DefaultImage, "default-image", "busybox:1.37", "Image that runs spec.command when an At names none. It must provide /bin/sh.")
@@ -160,6 +162,7 @@ func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       &o.gracefulShutdown,
 		Cache:                         controller.CacheOptions(),
+		Client:                        controller.ClientOptions(),
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    o.webhooks.port,
 			CertDir: o.webhooks.certDir,
@@ -185,7 +188,8 @@ func setupControllers(mgr ctrl.Manager, o options) error {
 		Clock:     clock.RealClock{},
 		Recorder:  mgr.GetEventRecorder(cnatv1beta1.FieldManager),
 		Pods:      o.pods,
-		Metrics:   controller.NewMetrics(metrics.Registry, mgr.GetCache()),
+		Metrics:   controller.NewMetrics(metrics.Registry),
+		Prefetch:  o.prefetch,
 	}
 	if err := r.SetupWithManager(mgr, o.concurrency); err != nil {
 		return fmt.Errorf("setting up the At controller: %w", err)

@@ -15,10 +15,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
@@ -46,6 +44,13 @@ type AtReconciler struct {
 	// Metrics records firing lateness, outcomes and phases; nil records
 	// nothing.
 	Metrics *Metrics
+	// Prefetch is how long before an At needs the controller it is read
+	// whole and kept in memory (atStore); zero: DefaultPrefetch.
+	Prefetch time.Duration
+
+	// ats is the store of Ats (SetupWithManager); without it, as in tests
+	// that call Reconcile directly, Ats are read with Client.
+	ats *atStore
 
 	// podsIndexed is set once the cache indexes Pods by their At label
 	// (SetupWithManager): reads from the cache then find an At's Pods by
@@ -89,7 +94,14 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	case res.Until.IsZero():
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{RequeueAfter: max(res.Until.Sub(now), 0) + wakeUpPad}, nil
+	wait := max(res.Until.Sub(now), 0)
+	// A long wait is the store's heap's, not a timer of the work queue's:
+	// it wakes the At prefetch ahead, and the reconcile then sets the short
+	// wait that remains.
+	if r.ats != nil && wait > r.ats.prefetch && r.ats.wakeAt(req.NamespacedName, res.Until.Add(-r.ats.prefetch)) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{RequeueAfter: wait + wakeUpPad}, nil
 }
 
 // confirmAt reads the At of a decision made on the cache from the API
@@ -197,10 +209,11 @@ func controllerOf(pod *corev1.Pod) string {
 	return "none"
 }
 
-// SetupWithManager registers the reconciler: it watches Ats and the Pods
-// that carry an At's name, whoever they belong to now (an orphaned Pod of a
-// deleted At must still be released). Status-only changes of an At do not
-// trigger a reconcile. Up to concurrency Ats are reconciled at once.
+// SetupWithManager registers the reconciler: it watches Ats (through its
+// own store, atStore, which the manager runs) and the Pods that carry an
+// At's name, whoever they belong to now (an orphaned Pod of a deleted At
+// must still be released). Status-only changes of an At do not trigger a
+// reconcile. Up to concurrency Ats are reconciled at once.
 func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podsByAt, func(pod client.Object) []string {
 		if name := pod.GetLabels()[cnatv1beta1.LabelAt]; name != "" {
@@ -212,8 +225,21 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 		return fmt.Errorf("indexing Pods by At: %w", err)
 	}
 	r.podsIndexed = true
+	clk, ok := r.Clock.(clock.WithTicker)
+	if !ok {
+		clk = clock.RealClock{}
+	}
+	r.ats = newAtStore(clk, r.Prefetch)
+	lw, err := atListWatch(mgr)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(storeRunnable{store: r.ats, lw: lw}); err != nil {
+		return fmt.Errorf("adding the At store: %w", err)
+	}
+	r.Metrics.countAts(r.ats)
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&cnatv1beta1.At{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(atSource{store: r.ats}).
 		Watches(&corev1.Pod{}, r.deletions.podEvents()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: retryLimiter()}).
 		Named("at").

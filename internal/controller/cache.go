@@ -16,23 +16,30 @@ import (
 // it can.
 //
 // Pods: only those cnat created (they carry the At label), without their
-// managed fields, which nothing of the controller reads. Ats: all of them,
-// with only the status field manager's managed fields (the status writer
-// compares its apply with what that manager owns) and without kubectl's
-// last-applied-configuration annotation; nothing reads the rest, and a
-// pending At is then about a fifth smaller.
+// managed fields, which nothing of the controller reads. Ats are not in it:
+// the controller keeps them in a store of its own (atStore).
 func CacheOptions() cache.Options {
 	ownedByCnat, err := labels.NewRequirement(cnatv1beta1.LabelAt, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid label key
 	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:     {Label: labels.NewSelector().Add(*ownedByCnat), Transform: cache.TransformStripManagedFields()},
-		&cnatv1beta1.At{}: {Transform: trimAt},
+		&corev1.Pod{}: {Label: labels.NewSelector().Add(*ownedByCnat), Transform: cache.TransformStripManagedFields()},
 	}}
 }
 
-// trimAt drops from a cached At what the controller never reads.
+// ClientOptions has the manager's client read Ats from the API server, never
+// from an informer: the store of Ats is the controller's cache of them, and
+// an At read through the client must not start a second one that keeps
+// every At whole.
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&cnatv1beta1.At{}}}}
+}
+
+// trimAt drops from an At the store keeps whole what the controller never
+// reads: the managed fields of every manager but the status writer's (it
+// compares its apply with what that manager owns) and kubectl's
+// last-applied-configuration annotation.
 func trimAt(obj any) (any, error) {
 	at, ok := obj.(*cnatv1beta1.At)
 	if !ok {

@@ -25,8 +25,21 @@ type effects struct {
 
 var _ lifecycle.Effects = (*effects)(nil)
 
+// CachedAt is the At from the store; one the store holds compact is read
+// from the API server and offered back to it (atStore).
 func (e *effects) CachedAt() (*cnatv1beta1.At, error) {
-	return e.r.readAt(e.ctx, e.r.Client, e.key)
+	if e.r.ats == nil {
+		return e.r.readAt(e.ctx, e.r.Client, e.key)
+	}
+	at, found := e.r.ats.get(e.key)
+	if at != nil || !found {
+		return at, nil
+	}
+	fresh, err := e.r.readAt(e.ctx, e.r.APIReader, e.key)
+	if fresh != nil {
+		e.r.ats.offer(fresh)
+	}
+	return fresh, err
 }
 
 func (e *effects) CachedPods() ([]corev1.Pod, error) {

@@ -191,7 +191,7 @@ func TestOutcomeAnnouncedOnceWhenTTLDeleteFails(t *testing.T) {
 		}
 		return c.Delete(ctx, obj, opts...)
 	}})
-	r.Metrics = NewMetrics(registry, nil)
+	r.Metrics = NewMetrics(registry)
 	h.createAt("brief", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo", TTLSecondsAfterFinished: ptr.To[int32](0)})
 	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "brief"}}
 	_, err := r.Reconcile(h.ctx, req)
@@ -220,7 +220,7 @@ func TestLatenessObservedOnceThePodExists(t *testing.T) {
 		}
 		return c.Create(ctx, obj, opts...)
 	}})
-	r.Metrics = NewMetrics(prometheus.NewRegistry(), nil)
+	r.Metrics = NewMetrics(prometheus.NewRegistry())
 	h.createAt("quota", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo"})
 	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "quota"}}
 

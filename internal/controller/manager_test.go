@@ -1,6 +1,9 @@
 package controller
 
 import (
+	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -21,13 +25,22 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/apply"
 )
 
-// TestManagerRunsAnAtOnTime runs the controller as cnat-controller does:
-// in a manager, with the real clock, the filtered Pod cache and real Events.
-func TestManagerRunsAnAtOnTime(t *testing.T) {
-	h := newHarness(t)
+// startManager runs the controller as cnat-controller does: in a manager,
+// with the real clock, the filtered Pod cache, the store of Ats (prefetch
+// ahead; 0: the default) and real Events.
+func (h *harness) startManager(prefetch time.Duration) (*AtReconciler, *prometheus.Registry, ctrl.Manager) {
+	h.t.Helper()
+	return h.startManagerWith(prefetch, interceptor.Funcs{})
+}
+
+// startManagerWith is startManager with the reconciler's reads from the API
+// server going through funcs first.
+func (h *harness) startManagerWith(prefetch time.Duration, funcs interceptor.Funcs) (*AtReconciler, *prometheus.Registry, ctrl.Manager) {
+	h.t.Helper()
 	mgr, err := ctrl.NewManager(testConfig, ctrl.Options{
 		Scheme:                 testScheme,
 		Cache:                  CacheOptions(),
+		Client:                 ClientOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
@@ -36,14 +49,23 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	registry := prometheus.NewRegistry()
 	r := &AtReconciler{
 		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
+		APIReader: interceptor.NewClient(apiClient, funcs),
 		Clock:     clock.RealClock{},
 		Recorder:  mgr.GetEventRecorder(cnatv1beta1.FieldManager),
 		Pods:      apply.PodOptions{DefaultImage: "busybox:1.37"},
-		Metrics:   NewMetrics(registry, mgr.GetCache()),
+		Metrics:   NewMetrics(registry),
+		Prefetch:  prefetch,
 	}
 	h.g.Expect(r.SetupWithManager(mgr, 2)).To(Succeed())
 	go func() { _ = mgr.Start(h.ctx) }()
+	return r, registry, mgr
+}
+
+// TestManagerRunsAnAtOnTime runs an At in the manager, from creation to its
+// Pod's end, within the store's prefetch: it is whole all along.
+func TestManagerRunsAnAtOnTime(t *testing.T) {
+	h := newHarness(t)
+	r, registry, mgr := h.startManager(0)
 
 	// A Pod that is not cnat's stays out of the controller's cache.
 	foreign := &corev1.Pod{
@@ -79,19 +101,15 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	h.g.Expect(mgr.GetCache().List(h.ctx, &cached, client.InNamespace(h.ns))).To(Succeed())
 	h.g.Expect(cached.Items).To(ConsistOf(HaveField("Name", pod.Name)), "only cnat's Pods are cached")
 
-	// The cache keeps of an At only what the controller reads, and that is
-	// enough to reconcile a settled At without changing it.
-	var cachedAt cnatv1beta1.At
-	h.g.Eventually(func(g Gomega) cnatv1beta1.Phase {
-		g.Expect(mgr.GetCache().Get(h.ctx, client.ObjectKey{Namespace: h.ns, Name: "soon"}, &cachedAt)).To(Succeed())
-		return cachedAt.Status.Phase
-	}).Should(Equal(cnatv1beta1.PhaseSucceeded))
-	h.g.Expect(cachedAt.ManagedFields).To(HaveExactElements(HaveField("Manager", cnatv1beta1.StatusFieldManager)))
-	h.g.Expect(cachedAt.Annotations).NotTo(HaveKey(corev1.LastAppliedConfigAnnotation))
+	// A settled At is kept compact (no TTL: it needs nothing more), and a
+	// reconcile of it, which reads it afresh, leaves it as it is.
+	key := client.ObjectKey{Namespace: h.ns, Name: "soon"}
+	h.g.Eventually(func() bool { return r.ats.compact(key) }).Should(BeTrue(), "a settled At is kept compact")
 	settled := h.at("soon").ResourceVersion
-	_, err = r.Reconcile(h.ctx, ctrl.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "soon"}})
+	_, err := r.Reconcile(h.ctx, ctrl.Request{NamespacedName: key})
 	h.g.Expect(err).NotTo(HaveOccurred())
 	h.g.Expect(h.at("soon").ResourceVersion).To(Equal(settled), "a settled At stays as it is")
+	h.g.Expect(r.ats.compact(key)).To(BeTrue(), "and compact")
 
 	var events eventsv1.EventList
 	h.g.Eventually(func(g Gomega) []string {
@@ -108,4 +126,57 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	h.g.Expect(testutil.CollectAndCount(r.Metrics.FiringLateness)).To(Equal(1))
 	h.g.Expect(testutil.ToFloat64(r.Metrics.Runs.WithLabelValues("Succeeded"))).To(Equal(1.0))
 	h.g.Expect(testutil.GatherAndCount(registry, "cnat_ats")).To(Equal(5), "one series per phase")
+}
+
+// TestManagerWakesACompactAtInTime: an At due beyond the prefetch is kept
+// compact once its status is written (the store drops the decoded At), is
+// woken prefetch before its time, read whole, and starts at its time, not
+// before.
+func TestManagerWakesACompactAtInTime(t *testing.T) {
+	h := newHarness(t)
+	const prefetch = 2 * time.Second
+	r, _, _ := h.startManager(prefetch)
+	scheduled := time.Now().Add(8 * time.Second).Truncate(time.Second)
+	h.createAt("later", cnatv1beta1.AtSpec{Schedule: schedule(scheduled), Command: "echo later"})
+	key := client.ObjectKey{Namespace: h.ns, Name: "later"}
+
+	h.g.Eventually(func() bool { return r.ats.compact(key) }, 4*time.Second, 20*time.Millisecond).Should(BeTrue(),
+		"pending and due beyond the prefetch: compact")
+	h.g.Expect(h.at("later").Status.Phase).To(Equal(cnatv1beta1.PhasePending))
+	h.g.Eventually(func() bool { return r.ats.compact(key) }, time.Until(scheduled), 20*time.Millisecond).Should(BeFalse(),
+		"woken and read whole before its time")
+	h.g.Expect(time.Now()).To(BeTemporally(">=", scheduled.Add(-prefetch-time.Second)), "not read whole long before the prefetch")
+	h.g.Expect(h.pods("later")).To(BeEmpty(), "not before its time")
+	pods := func(g Gomega) []corev1.Pod { return h.podsWith(g, "later") }
+	h.g.Eventually(pods, 20*time.Second, 50*time.Millisecond).Should(HaveLen(1))
+	h.g.Expect(h.pods("later")[0].CreationTimestamp.Time).To(BeTemporally(">=", scheduled), "not before its time")
+}
+
+// TestRestartKeepsPendingAtsCompact: a controller started beside many
+// pending Ats (their status written by an earlier one) holds them compact
+// from its first list and reads none of them from the API server until
+// they are near their time.
+func TestRestartKeepsPendingAtsCompact(t *testing.T) {
+	h := newHarness(t)
+	const n = 40
+	scheduled := time.Now().Add(time.Hour).Truncate(time.Second)
+	for i := range n {
+		at := h.createAt(fmt.Sprintf("pending-%d", i), cnatv1beta1.AtSpec{Schedule: schedule(scheduled), Command: "true"})
+		h.reconcile(at.Name)
+		h.g.Expect(h.at(at.Name).Status.Reason).To(Equal(cnatv1beta1.ReasonScheduled))
+	}
+
+	var gets atomic.Int32
+	r, _, mgr := h.startManagerWith(0, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if _, ok := obj.(*cnatv1beta1.At); ok && key.Namespace == h.ns { // the store holds other tests' Ats too
+			gets.Add(1)
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}})
+	h.g.Expect(mgr.GetCache().WaitForCacheSync(h.ctx)).To(BeTrue())
+	h.g.Eventually(r.ats.synced, 10*time.Second).Should(BeClosed())
+	for i := range n {
+		h.g.Expect(r.ats.compact(client.ObjectKey{Namespace: h.ns, Name: fmt.Sprintf("pending-%d", i)})).To(BeTrue())
+	}
+	h.g.Consistently(gets.Load, 2*time.Second).Should(BeZero(), "no At read from the API server")
 }

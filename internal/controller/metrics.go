@@ -1,12 +1,9 @@
 package controller
 
 import (
-	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
@@ -21,15 +18,17 @@ type Metrics struct {
 	// Failed or Missed At is an increase an alert sees (a series that
 	// appears at 1 has no increase).
 	Runs *prometheus.CounterVec
+
+	registry prometheus.Registerer
 }
 
 // outcomes are the label values of cnat_runs_total.
 var outcomes = []cnatv1beta1.Phase{cnatv1beta1.PhaseSucceeded, cnatv1beta1.PhaseFailed, cnatv1beta1.PhaseMissed}
 
-// NewMetrics creates cnat's metrics and registers them, with a collector of
-// Ats by phase, and of pending Ats by when they are due, read from the cache
-// at scrape time.
-func NewMetrics(registry prometheus.Registerer, cache client.Reader) *Metrics {
+// NewMetrics creates cnat's metrics and registers them; SetupWithManager
+// adds the collector of Ats by phase, and of pending Ats by when they are
+// due, read from the controller's store of Ats at scrape time.
+func NewMetrics(registry prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		FiringLateness: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "cnat_firing_lateness_seconds",
@@ -40,15 +39,20 @@ func NewMetrics(registry prometheus.Registerer, cache client.Reader) *Metrics {
 			Name: "cnat_runs_total",
 			Help: "Ats that finished, by outcome: Succeeded, Failed or Missed.",
 		}, []string{"outcome"}),
+		registry: registry,
 	}
 	for _, outcome := range outcomes {
 		m.Runs.WithLabelValues(string(outcome))
 	}
 	registry.MustRegister(m.FiringLateness, m.Runs)
-	if cache != nil {
-		registry.MustRegister(&phaseCollector{cache: cache, now: time.Now})
-	}
 	return m
+}
+
+// countAts registers the collector of the Ats in store.
+func (m *Metrics) countAts(store *atStore) {
+	if m != nil {
+		m.registry.MustRegister(&phaseCollector{ats: store, now: time.Now})
+	}
 }
 
 func (m *Metrics) recordLateness(d time.Duration) {
@@ -64,13 +68,13 @@ func (m *Metrics) recordOutcome(phase cnatv1beta1.Phase) {
 }
 
 // phaseCollector reports the number of Ats in each phase, and the number of
-// pending Ats by when they are due. It counts from the informer cache when
+// pending Ats by when they are due. It counts from the store of Ats when
 // scraped, so it is never out of step with it and costs the API server
-// nothing: one pass over the cached Ats, no parsing (the due time is the
-// status.scheduledTime the controller wrote).
+// nothing: one pass over the entries' summaries, no copy, no parsing (the
+// due time is the status.scheduledTime the controller wrote).
 type phaseCollector struct {
-	cache client.Reader
-	now   func() time.Time
+	ats *atStore
+	now func() time.Time
 }
 
 var (
@@ -99,16 +103,16 @@ var dueBuckets = []struct {
 // whose spec the controller cannot act on, is not going to run when due:
 // each has a label of its own, so that overdue means "cnat should have
 // started it".
-func dueLabel(at *cnatv1beta1.At, now time.Time) string {
+func dueLabel(at atSummary, now time.Time) string {
 	switch {
-	case at.Status.Reason == cnatv1beta1.ReasonInvalidSpec:
+	case at.invalid:
 		return "invalid"
-	case ptr.Deref(at.Spec.Suspend, false):
+	case at.suspended:
 		return "suspended"
-	case at.Status.ScheduledTime == nil:
+	case at.scheduled == 0:
 		return "unknown"
 	}
-	in := at.Status.ScheduledTime.Sub(now)
+	in := time.Unix(0, at.scheduled).Sub(now)
 	if in <= 0 {
 		return "overdue"
 	}
@@ -126,14 +130,6 @@ func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
-	var list cnatv1beta1.AtList
-	// Read only: the cache's objects as they are, not a deep copy of every
-	// At on every scrape.
-	if err := c.cache.List(context.Background(), &list, client.UnsafeDisableDeepCopy); err != nil {
-		ch <- prometheus.NewInvalidMetric(atsDesc, err)
-		ch <- prometheus.NewInvalidMetric(pendingDesc, err)
-		return
-	}
 	counts := map[cnatv1beta1.Phase]int{
 		cnatv1beta1.PhasePending: 0, cnatv1beta1.PhaseRunning: 0, cnatv1beta1.PhaseSucceeded: 0,
 		cnatv1beta1.PhaseFailed: 0, cnatv1beta1.PhaseMissed: 0,
@@ -143,17 +139,12 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 		pending[b.label] = 0
 	}
 	now := c.now()
-	for i := range list.Items {
-		at := &list.Items[i]
-		phase := at.Status.Phase
-		if phase == "" {
-			phase = cnatv1beta1.PhasePending
-		}
-		counts[phase]++
-		if phase == cnatv1beta1.PhasePending {
+	c.ats.summaries(func(at atSummary) {
+		counts[at.phase]++
+		if at.phase == cnatv1beta1.PhasePending {
 			pending[dueLabel(at, now)]++
 		}
-	}
+	})
 	for phase, n := range counts {
 		ch <- prometheus.MustNewConstMetric(atsDesc, prometheus.GaugeValue, float64(n), string(phase))
 	}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	clocktesting "k8s.io/utils/clock/testing"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
@@ -21,7 +21,7 @@ import (
 func TestRunsExportedFromZero(t *testing.T) {
 	g := NewWithT(t)
 	registry := prometheus.NewRegistry()
-	NewMetrics(registry, nil)
+	NewMetrics(registry)
 	g.Expect(testutil.GatherAndCompare(registry, strings.NewReader(`
 # HELP cnat_runs_total Ats that finished, by outcome: Succeeded, Failed or Missed.
 # TYPE cnat_runs_total counter
@@ -53,7 +53,8 @@ func TestPendingAtsByDue(t *testing.T) {
 	invalid.Status.Reason = cnatv1beta1.ReasonInvalidSpec
 	notSuspended := at("resumed", cnatv1beta1.PhasePending, d(-time.Hour))
 	notSuspended.Spec.Suspend = ptr.To(false)
-	cache := fake.NewClientBuilder().WithScheme(testScheme).WithObjects(
+	store := newAtStore(clocktesting.NewFakeClock(now), 0)
+	for _, at := range []*cnatv1beta1.At{
 		at("due-now", cnatv1beta1.PhasePending, d(0)),       // overdue: due is due
 		at("late", cnatv1beta1.PhasePending, d(-time.Hour)), // overdue
 		at("new", "", nil),                           // unknown: not reconciled yet
@@ -69,8 +70,10 @@ func TestPendingAtsByDue(t *testing.T) {
 		at("running", cnatv1beta1.PhaseRunning, d(-time.Minute)),                     // not pending
 		at("failed", cnatv1beta1.PhaseFailed, d(-time.Minute)),                       // not pending
 		at("next-week-too", cnatv1beta1.PhasePending, d(7*24*time.Hour+time.Second)), // later
-	).Build()
-	collector := &phaseCollector{cache: cache, now: func() time.Time { return now }}
+	} {
+		g.Expect(store.Add(at)).To(Succeed())
+	}
+	collector := &phaseCollector{ats: store, now: func() time.Time { return now }}
 	g.Expect(testutil.CollectAndCompare(collector, strings.NewReader(`
 # HELP cnat_pending_ats `+pendingAtsHelp+`
 # TYPE cnat_pending_ats gauge

@@ -103,6 +103,7 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  testScheme,
 		Cache:   controller.CacheOptions(),
+		Client:  controller.ClientOptions(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: opts.LocalServingHost, Port: opts.LocalServingPort, CertDir: opts.LocalServingCertDir,

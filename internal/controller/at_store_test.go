@@ -1,0 +1,127 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// storeAt is an At whose status the controller wrote for its generation.
+func storeAt(name, rv string, phase cnatv1beta1.Phase, reason string, scheduled time.Time) *cnatv1beta1.At {
+	at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{
+		Name: name, Namespace: "ns", UID: types.UID("uid-" + name), ResourceVersion: rv, Generation: 1,
+	}}
+	at.Spec.Command = "true"
+	at.Status = cnatv1beta1.AtStatus{Phase: phase, Reason: reason, ObservedGeneration: 1, ScheduledTime: &metav1.Time{Time: scheduled}}
+	return at
+}
+
+// TestStoreKeepsQuietAtsCompact: what the store keeps whole and what
+// compact, decided from the status written for the At's generation.
+func TestStoreKeepsQuietAtsCompact(t *testing.T) {
+	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	later, soon := now.Add(time.Hour), now.Add(time.Minute)
+	changed := storeAt("changed", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, later)
+	changed.Generation = 2
+	deleting := storeAt("deleting", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, later)
+	deleting.DeletionTimestamp = &metav1.Time{Time: now}
+	ttlSoon := storeAt("ttl-soon", "1", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now)
+	ttlSoon.Spec.TTLSecondsAfterFinished = ptr.To[int32](60)
+	ttlSoon.Status.CompletionTime = &metav1.Time{Time: now}
+	ttlLater := ttlSoon.DeepCopy()
+	ttlLater.Name, ttlLater.Spec.TTLSecondsAfterFinished = "ttl-later", ptr.To[int32](3600)
+
+	for _, tc := range []struct {
+		at      *cnatv1beta1.At
+		compact bool
+	}{
+		{storeAt("later", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, later), true},
+		{storeAt("soon", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, soon), false},
+		{storeAt("suspended", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonSuspended, now), true},
+		{storeAt("invalid", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonInvalidSpec, now), true},
+		{storeAt("refused", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonPodForbidden, later), false},
+		{storeAt("running", "1", cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, now), false},
+		{storeAt("done", "1", cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonBackoffLimitExceeded, now), true},
+		{ttlSoon, false},
+		{ttlLater, true},
+		{changed, false},
+		{deleting, false},
+		{&cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Name: "new", Namespace: "ns", Generation: 1}}, false},
+	} {
+		t.Run(tc.at.Name, func(t *testing.T) {
+			g := NewWithT(t)
+			s := newAtStore(clocktesting.NewFakeClock(now), 5*time.Minute)
+			g.Expect(s.Add(tc.at)).To(Succeed())
+			g.Expect(s.compact(types.NamespacedName{Namespace: "ns", Name: tc.at.Name})).To(Equal(tc.compact))
+		})
+	}
+}
+
+// TestStoreWakesAndTakesOnlyTheVersionItHolds: a compact At is woken
+// prefetch before its time; an At read from the API server is kept whole
+// only in the version the store holds; a status-only change is not
+// reconciled, a change of spec is.
+func TestStoreWakesAndTakesOnlyTheVersionItHolds(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now)
+	s := newAtStore(clk, 5*time.Minute)
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer queue.ShutDown()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	due := now.Add(time.Hour)
+	at := storeAt("a", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due)
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	g.Expect(s.Replace([]any{at.DeepCopy()}, "1")).To(Succeed())
+	s.attach(ctx, queue)
+	g.Consistently(queue.Len).Should(BeZero(), "compact: not reconciled at start")
+
+	// A status-only change (a new resourceVersion) is not reconciled.
+	g.Expect(s.Update(storeAt("a", "2", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))).To(Succeed())
+	g.Consistently(queue.Len).Should(BeZero())
+
+	// Woken prefetch ahead, not before.
+	clk.Step(54 * time.Minute)
+	g.Consistently(queue.Len).Should(BeZero())
+	clk.Step(time.Minute)
+	g.Eventually(queue.Len).Should(Equal(1))
+	req, _ := queue.Get()
+	g.Expect(req.NamespacedName).To(Equal(key))
+	queue.Done(req)
+
+	// A read of another version is not taken; the one the store holds is.
+	s.offer(storeAt("a", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))
+	g.Expect(s.compact(key)).To(BeTrue(), "older than the store's")
+	s.offer(storeAt("a", "3", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))
+	g.Expect(s.compact(key)).To(BeTrue(), "newer than the store's")
+	s.offer(storeAt("a", "2", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))
+	g.Expect(s.compact(key)).To(BeFalse(), "the store's version")
+	whole, found := s.get(key)
+	g.Expect(found).To(BeTrue())
+	g.Expect(whole.ResourceVersion).To(Equal("2"))
+
+	// A change of spec is reconciled.
+	changed := storeAt("a", "4", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due)
+	changed.Generation = 2
+	g.Expect(s.Update(changed)).To(Succeed())
+	g.Eventually(queue.Len).Should(Equal(1))
+
+	// Gone while the watch was down: reconciled.
+	req, _ = queue.Get()
+	queue.Done(req)
+	g.Expect(s.Replace(nil, "5")).To(Succeed())
+	g.Eventually(queue.Len).Should(Equal(1))
+	_, found = s.get(key)
+	g.Expect(found).To(BeFalse())
+}
