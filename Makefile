@@ -215,7 +215,7 @@ BENCH_FLAGS ?=
 .PHONY: bench
 bench: install ## N Ats due at one instant, side by side with raw Pod creation (the limit) and the CronJob controller; updates docs/benchmarks.md.
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o $(BIN)/cnat-controller ./cmd/cnat-controller
-	go run ./hack/bench -kubeconfig $(LOCAL_KUBECONFIG) -doc docs/benchmarks.md -plot docs/benchmarks-lateness.svg $(BENCH_FLAGS)
+	go run ./hack/bench -kubeconfig $(LOCAL_KUBECONFIG) -doc docs/benchmarks.md -plot docs/benchmarks-lateness.svg -memory-plot docs/benchmarks-memory.svg $(BENCH_FLAGS)
 
 ##@ Build
 

@@ -41,6 +41,8 @@ type options struct {
 	memoryPending   int
 	memoryUnrelated int
 	memoryBatch     int
+	memoryBefore    string
+	memoryPlotPath  string
 	repeat          int
 }
 
@@ -54,7 +56,7 @@ var knownStages = []string{"raw", "cnat", "cronjob", "admission"}
 
 // outputFlags are left out of the command line the report shows: they say
 // where results go, not what was measured.
-var outputFlags = []string{"kubeconfig", "controller-log", "json", "doc", "plot"}
+var outputFlags = []string{"kubeconfig", "controller-log", "json", "doc", "plot", "memory-plot"}
 
 func parseFlags(args []string) (options, error) {
 	var o options
@@ -74,7 +76,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.docPath, "doc", "", "Markdown file whose bench section (between the bench's markers) gets the latest tables (empty: none).")
 	fs.StringVar(&o.plotPath, "plot", "", "Where to draw the lateness plot, .svg or .png (empty: none).")
 	fs.BoolVar(&o.memorySettled, "memory-settled", false, "After the cnat stage, restart the controller and read its memory with the N settled Ats.")
-	fs.IntVar(&o.memoryPending, "memory-pending", 0, "Read the controller's memory with this many pending Ats (due in a day), created in batches (0: skip).")
+	fs.IntVar(&o.memoryPending, "memory-pending", 0, "Read the controller's memory, restarted, with this many pending Ats (due in a day) and at the steps of a 1-2-5 series from 1 000 below it: time until it reconciles, peak RSS, RSS; and how late an At due 30 s after the last restart starts (0: skip).")
+	fs.StringVar(&o.memoryBefore, "memory-before-controller", "", "A controller binary (such as one built from an earlier commit) read at each -memory-pending step too, on the same Ats: the before line.")
+	fs.StringVar(&o.memoryPlotPath, "memory-plot", "", "Where to draw the RSS of the -memory-pending steps against the number of pending Ats, .svg or .png (empty: none).")
 	fs.IntVar(&o.memoryUnrelated, "memory-unrelated-pods", 0, "Read the controller's memory before and after this many Pods that are not cnat's (0: skip).")
 	fs.IntVar(&o.memoryBatch, "memory-batch", 1000, "Batch size for -memory-pending.")
 	fs.IntVar(&o.repeat, "repeat", 1, "Run the stages this many times, alternating (raw, cnat, raw, cnat, ...), and report each ratio's median and spread over the runs.")
@@ -195,7 +199,7 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 	}()
 
 	fmt.Printf("bench: starting the controller (log: %s)\n", opts.controllerLog)
-	controller, err := startController(ctx, root, opts.kubeconfig, opts.controllerLog, opts.controllerArgs)
+	controller, err := startController(ctx, root, opts.kubeconfig, opts.controllerLog, "", opts.controllerArgs)
 	if err != nil {
 		return err
 	}
@@ -272,10 +276,10 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 	}
 	if opts.memoryPending > 0 {
 		m, err := b.memoryPending(ctx, opts.memoryPending)
-		if m.RSSBytes == 0 {
+		if len(m) == 0 {
 			return err
 		}
-		result.Memory = append(result.Memory, m)
+		result.Memory = append(result.Memory, m...)
 		if err != nil { // read, but not cleaned up
 			cleanupErrs = append(cleanupErrs, err)
 		}
@@ -312,22 +316,30 @@ func report(result *Result, opts options) error {
 		}
 		fmt.Printf("\nbench: wrote %s\n", opts.jsonPath)
 	}
+	hasPending := slices.ContainsFunc(result.Memory, func(m MemoryReading) bool { return m.PendingAts > 0 })
+	plots := map[string]func(*Result, string) error{}
 	if opts.plotPath != "" && len(result.Stages) > 0 {
-		if err := plotLateness(result, opts.plotPath); err != nil {
+		plots[opts.plotPath] = plotLateness
+	}
+	if opts.memoryPlotPath != "" && hasPending {
+		plots[opts.memoryPlotPath] = plotMemory
+	}
+	links := map[string]string{}
+	for path, draw := range plots {
+		if err := draw(result, path); err != nil {
 			return err
 		}
-		fmt.Printf("bench: drew %s\n", opts.plotPath)
-	}
-	if opts.docPath != "" {
-		plotLink := ""
-		if opts.plotPath != "" {
-			rel, err := filepath.Rel(filepath.Dir(opts.docPath), opts.plotPath)
+		fmt.Printf("bench: drew %s\n", path)
+		if opts.docPath != "" {
+			rel, err := filepath.Rel(filepath.Dir(opts.docPath), path)
 			if err != nil {
 				return err
 			}
-			plotLink = rel
+			links[path] = rel
 		}
-		if err := updateDoc(opts.docPath, result, plotLink); err != nil {
+	}
+	if opts.docPath != "" {
+		if err := updateDoc(opts.docPath, result, links[opts.plotPath], links[opts.memoryPlotPath]); err != nil {
 			return err
 		}
 		fmt.Printf("bench: updated %s\n", opts.docPath)

@@ -22,13 +22,36 @@ type MemoryReading struct {
 	// CreationSeconds is how long creating the objects took, if the bench
 	// created them for this reading.
 	CreationSeconds float64 `json:"creationSeconds,omitempty"`
+	// PendingAts is the number of pending Ats of a -memory-pending reading,
+	// Controller which controller it read ("this build", or "before": the
+	// -memory-before-controller binary).
+	PendingAts int    `json:"pendingAts,omitempty"`
+	Controller string `json:"controller,omitempty"`
+	// ReconcilingSeconds is how long after its start the controller's At
+	// workers started: it had listed every At (and Pod) and led.
+	ReconcilingSeconds float64 `json:"reconcilingSeconds,omitempty"`
+	// CanaryLatenessSeconds is how late the Pod of an At due 30 s after the
+	// restart appeared, at the largest -memory-pending step.
+	CanaryLatenessSeconds *float64 `json:"canaryLatenessSeconds,omitempty"`
 }
+
+// Controllers a memory reading names.
+const (
+	thisBuild = "this build"
+	before    = "before"
+)
 
 // restartController stops the controller and starts a fresh one, so a
 // reading is not inflated by what an earlier stage left on its heap.
 func (b *bench) restartController(ctx context.Context) error {
+	return b.restartControllerFrom(ctx, "")
+}
+
+// restartControllerFrom is restartController with the controller binary bin
+// (empty: bin/cnat-controller).
+func (b *bench) restartControllerFrom(ctx context.Context, bin string) error {
 	b.controller.stop()
-	p, err := startController(ctx, b.root, b.opts.kubeconfig, b.controller.log, b.opts.controllerArgs)
+	p, err := startController(ctx, b.root, b.opts.kubeconfig, b.controller.log, bin, b.opts.controllerArgs)
 	if err != nil {
 		return err
 	}
@@ -51,32 +74,145 @@ func (b *bench) readMemory(ctx context.Context, situation string) (MemoryReading
 	return r, nil
 }
 
-// memoryPending reads the controller's memory with count pending Ats, due
-// in a day, created in batches.
-func (b *bench) memoryPending(ctx context.Context, count int) (MemoryReading, error) {
+// memorySteps are the numbers of pending Ats the memory is read at: a
+// 1-2-5 series from 1 000 below count, and count.
+func memorySteps(count int) []int {
+	var steps []int
+	for decade := 1000; decade < count; decade *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			if step := m * decade; step < count {
+				steps = append(steps, step)
+			}
+		}
+	}
+	return append(steps, count)
+}
+
+// memoryPending creates count pending Ats, due in a day, in batches, and at
+// each step of memorySteps restarts the controller — the -memory-before
+// one too, if given, on the same Ats — and reads how long it took to
+// reconcile (its At workers started), its peak RSS (the initial list) and
+// its RSS once idle. Before the last step's restart of this build, an At
+// due 30 s later is created: how late its Pod comes.
+func (b *bench) memoryPending(ctx context.Context, count int) ([]MemoryReading, error) {
 	ns := b.opts.namespacePrefix + "-pending"
 	if err := createNamespace(ctx, b.c.kube, ns); err != nil {
-		return MemoryReading{}, err
-	}
-	if err := b.restartController(ctx); err != nil {
-		return MemoryReading{}, err
+		return nil, err
 	}
 	due := time.Now().Add(24 * time.Hour).Truncate(time.Second)
 	start := time.Now()
-	for done := 0; done < count; done += b.opts.memoryBatch {
-		size := min(b.opts.memoryBatch, count-done)
-		if _, err := b.createAts(ctx, ns, fmt.Sprintf("pending-%03d", done/b.opts.memoryBatch), size, due); err != nil {
-			return MemoryReading{}, err
+	var readings []MemoryReading
+	made := 0
+	for _, step := range memorySteps(count) {
+		for made < step {
+			size := min(b.opts.memoryBatch, step-made)
+			if _, err := b.createAts(ctx, ns, fmt.Sprintf("pending-%03d", made/b.opts.memoryBatch), size, due); err != nil {
+				return readings, err
+			}
+			made += size
+			fmt.Printf("bench: memory: %d of %d pending Ats created (%.0fs)\n", made, count, time.Since(start).Seconds())
 		}
-		fmt.Printf("bench: memory: %d of %d pending Ats created (%.0fs)\n", done+size, count, time.Since(start).Seconds())
+		// The controller that created them must have written their status:
+		// a restart then lists Ats as a restart in production does.
+		if _, err := b.controller.waitIdle(ctx, 10*time.Minute); err != nil {
+			return readings, err
+		}
+		controllers := []string{thisBuild}
+		if b.opts.memoryBefore != "" {
+			controllers = []string{before, thisBuild}
+		}
+		for _, which := range controllers {
+			var canary *canaryAt
+			if which == thisBuild && step == count {
+				c, err := b.createCanary(ctx, ns, 30*time.Second)
+				if err != nil {
+					return readings, err
+				}
+				canary = c
+			}
+			r, err := b.readRestart(ctx, which, step, canary)
+			if err != nil {
+				return readings, err
+			}
+			readings = append(readings, r)
+		}
 	}
-	created := time.Since(start).Seconds()
-	r, err := b.readMemory(ctx, fmt.Sprintf("%d pending Ats", count))
+	return readings, cleanNamespace(ctx, b.c, ns)
+}
+
+// readRestart restarts the controller (which: this build or the one
+// before) beside pending Ats and reads it.
+func (b *bench) readRestart(ctx context.Context, which string, pending int, canary *canaryAt) (MemoryReading, error) {
+	bin := ""
+	if which == before {
+		bin = b.opts.memoryBefore
+	}
+	started := time.Now()
+	if err := b.restartControllerFrom(ctx, bin); err != nil {
+		return MemoryReading{}, err
+	}
+	reconciling, err := b.controller.waitReconciling(ctx, 10*time.Minute)
 	if err != nil {
 		return MemoryReading{}, err
 	}
-	r.CreationSeconds = created
-	return r, cleanNamespace(ctx, b.c, ns)
+	var lateness *float64
+	if canary != nil {
+		late, err := canary.wait(ctx, b.c, 5*time.Minute)
+		if err != nil {
+			return MemoryReading{}, err
+		}
+		lateness = &late
+	}
+	r, err := b.readMemory(ctx, fmt.Sprintf("%d pending Ats (%s)", pending, which))
+	if err != nil {
+		return MemoryReading{}, err
+	}
+	r.PendingAts, r.Controller, r.CanaryLatenessSeconds = pending, which, lateness
+	r.ReconcilingSeconds = reconciling.Sub(started).Seconds()
+	fmt.Printf("bench: memory: %s: reconciling %.1fs after the start\n", r.Situation, r.ReconcilingSeconds)
+	if lateness != nil {
+		fmt.Printf("bench: memory: the At due 30s after the restart had its Pod %.2fs after its time\n", *lateness)
+	}
+	return r, nil
+}
+
+// canaryAt is an At due right after a restart.
+type canaryAt struct {
+	namespace, name string
+	due             time.Time
+}
+
+func (b *bench) createCanary(ctx context.Context, ns string, in time.Duration) (*canaryAt, error) {
+	due := time.Now().Add(in).Truncate(time.Second)
+	names, err := b.createAts(ctx, ns, "canary", 1, due)
+	if err != nil {
+		return nil, err
+	}
+	for name := range names {
+		return &canaryAt{namespace: ns, name: name, due: due}, nil
+	}
+	return nil, fmt.Errorf("no canary At created")
+}
+
+// wait returns how long after its time the canary's Pod appeared, polled
+// every 100 ms.
+func (c *canaryAt) wait(ctx context.Context, cs *clients, timeout time.Duration) (float64, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		pods, err := cs.kube.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: "cnat.programming-kubernetes.info/at=" + c.name})
+		if err != nil {
+			return 0, err
+		}
+		if len(pods.Items) > 0 {
+			return time.Since(c.due).Seconds(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return 0, fmt.Errorf("the At %s due at %s had no Pod %s later", c.name, c.due.Format(time.RFC3339), timeout)
 }
 
 // memoryUnrelatedPods reads the controller's memory before and after count

@@ -95,3 +95,55 @@ func plotLateness(r *Result, path string) error {
 	}
 	return nil
 }
+
+// plotMemory draws the controller's RSS and peak RSS against the number of
+// pending Ats, one line per controller read (this build, and the one before
+// if the run read it), on a log axis, and saves it to path.
+func plotMemory(r *Result, path string) error {
+	p := plot.New()
+	p.Title.Text = "Controller memory with pending Ats, each read after a restart"
+	p.X.Label.Text = "pending Ats (log scale)"
+	p.Y.Label.Text = "MiB"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	colors := map[string]color.Color{thisBuild: color.RGBA{R: 31, G: 119, B: 180, A: 255}, before: color.RGBA{R: 214, G: 39, B: 40, A: 255}}
+	yMax := 0.0
+	for _, which := range []string{before, thisBuild} {
+		var rss, peak plotter.XYs
+		for _, m := range r.Memory {
+			if m.PendingAts > 0 && m.Controller == which {
+				rss = append(rss, plotter.XY{X: float64(m.PendingAts), Y: float64(m.RSSBytes) / (1 << 20)})
+				peak = append(peak, plotter.XY{X: float64(m.PendingAts), Y: float64(m.PeakRSSBytes) / (1 << 20)})
+				yMax = max(yMax, float64(m.PeakRSSBytes)/(1<<20))
+			}
+		}
+		if len(rss) == 0 {
+			continue
+		}
+		for _, l := range []struct {
+			label  string
+			xys    plotter.XYs
+			dashed bool
+		}{{which + ": RSS once idle", rss, false}, {which + ": peak RSS (the initial list)", peak, true}} {
+			line, points, err := plotter.NewLinePoints(l.xys)
+			if err != nil {
+				return fmt.Errorf("plotting %s: %w", l.label, err)
+			}
+			line.Color, points.Color = colors[which], colors[which]
+			line.Width = vg.Points(1.5)
+			if l.dashed {
+				line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			}
+			p.Add(line, points)
+			p.Legend.Add(l.label, line)
+		}
+	}
+	// Room above the lines for the legend.
+	p.Y.Min, p.Y.Max = 0, yMax*1.45
+	if err := p.Save(8*vg.Inch, 4.5*vg.Inch, path); err != nil {
+		return fmt.Errorf("saving the plot %s: %w", path, err)
+	}
+	return nil
+}

@@ -33,11 +33,12 @@ type controllerProcess struct {
 // `make e2e` do, through start_host_controller of hack/lib/controller.sh
 // (webhooks on https://localhost:9443 as the local overlay expects, probes
 // on 127.0.0.1:8081), with the administrator's kubeconfig as `make run`,
-// its output in log, and extra flags, and waits until it is ready.
-func startController(ctx context.Context, root, kubeconfig, log string, extra []string) (*controllerProcess, error) {
+// its output in log, and extra flags, and waits until it is ready. bin is
+// the binary, if not bin/cnat-controller.
+func startController(ctx context.Context, root, kubeconfig, log, bin string, extra []string) (*controllerProcess, error) {
 	script := `source "$1/hack/lib/controller.sh" && start_host_controller "${@:3}" >"$2" 2>&1 && echo "${controller_pid}"`
 	cmd := exec.CommandContext(ctx, "bash", append([]string{"-c", script, "bench", root, log}, extra...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+filepath.Join(root, "bin")+":"+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+filepath.Join(root, "bin")+":"+os.Getenv("PATH"), "CNAT_CONTROLLER="+bin)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -53,6 +54,30 @@ func startController(ctx context.Context, root, kubeconfig, log string, extra []
 		return nil, err
 	}
 	return p, nil
+}
+
+// waitReconciling waits until the controller's log says its At workers
+// started (controller-runtime's "Starting workers" of the controller "at"),
+// at most timeout, and returns when it saw that.
+func (p *controllerProcess) waitReconciling(ctx context.Context, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		content, err := os.ReadFile(p.log)
+		if err != nil {
+			return time.Time{}, err
+		}
+		for line := range strings.Lines(string(content)) {
+			if strings.Contains(line, "Starting workers") && strings.Contains(line, `"controller":"at"`) {
+				return time.Now(), nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return time.Time{}, fmt.Errorf("the controller's At workers did not start within %s (%s)", timeout, p.log)
 }
 
 // waitReady polls the controller's /readyz (ready once its webhooks serve).

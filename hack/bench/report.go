@@ -124,16 +124,25 @@ func renderTables(r *Result) string {
 	}
 
 	if len(r.Memory) > 0 {
-		b.WriteString("\nController memory, each reading after a fresh start, once it was idle:\n\n")
+		b.WriteString("\nController memory, each reading after a fresh start, once it was idle (reconciling: its At workers started, every At and Pod listed):\n\n")
 		var mrows [][]string
-		for _, m := range r.Memory {
-			creation := "—"
-			if m.CreationSeconds > 0 {
-				creation = fmtSeconds(m.CreationSeconds)
+		dash := func(seconds float64) string {
+			if seconds > 0 {
+				return fmtSeconds(seconds)
 			}
-			mrows = append(mrows, []string{m.Situation, mib(m.RSSBytes), mib(m.PeakRSSBytes), fmtSeconds(m.SettleSeconds), creation})
+			return "—"
 		}
-		b.WriteString(markdownTable([]string{"situation", "RSS", "peak RSS", "idle after", "creating the objects took"}, mrows))
+		var canary []string
+		for _, m := range r.Memory {
+			mrows = append(mrows, []string{m.Situation, mib(m.RSSBytes), mib(m.PeakRSSBytes), dash(m.ReconcilingSeconds), fmtSeconds(m.SettleSeconds), dash(m.CreationSeconds)})
+			if m.CanaryLatenessSeconds != nil {
+				canary = append(canary, fmt.Sprintf("An At due 30 s after the restart with %d pending Ats (%s) had its Pod %s after its time.", m.PendingAts, m.Controller, fmtSeconds(*m.CanaryLatenessSeconds)))
+			}
+		}
+		b.WriteString(markdownTable([]string{"situation", "RSS", "peak RSS", "reconciling after", "idle after", "creating the objects took"}, mrows))
+		for _, line := range canary {
+			b.WriteString("\n" + line + "\n")
+		}
 	}
 	return b.String()
 }
@@ -354,7 +363,7 @@ const (
 
 // renderDocSection is what the bench writes between the markers of
 // docs/benchmarks.md: when, how, where, the tables and the picture.
-func renderDocSection(r *Result, plotFile string) string {
+func renderDocSection(r *Result, plotFile, memoryPlotFile string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Latest run: %s, `%s`, at commit `%s`.\n\n", r.Date.UTC().Format("2006-01-02 15:04 MST"), r.Command, r.Machine.Commit)
 	fmt.Fprintf(&b, "Machine: %s, %d cores, %d GiB, Linux %s, load average %s when the run began; Kubernetes %s (the local cluster, %d extra simulated nodes); %s.\n\n",
@@ -362,6 +371,9 @@ func renderDocSection(r *Result, plotFile string) string {
 	b.WriteString(renderTables(r))
 	if plotFile != "" {
 		fmt.Fprintf(&b, "\n![First Pod after T, cumulative](%s)\n", plotFile)
+	}
+	if memoryPlotFile != "" {
+		fmt.Fprintf(&b, "\n![Controller RSS against pending Ats](%s)\n", memoryPlotFile)
 	}
 	return b.String()
 }
@@ -377,12 +389,12 @@ func replaceSection(doc, section string) (string, error) {
 }
 
 // updateDoc writes the run into the document at path.
-func updateDoc(path string, r *Result, plotFile string) error {
+func updateDoc(path string, r *Result, plotFile, memoryPlotFile string) error {
 	content, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	updated, err := replaceSection(string(content), renderDocSection(r, plotFile))
+	updated, err := replaceSection(string(content), renderDocSection(r, plotFile, memoryPlotFile))
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"k8s.io/utils/ptr"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,7 +41,11 @@ func fixture() *Result {
 				Verdict: Verdict{Lost: 10, LostExamples: []string{"bench-000001"}},
 			},
 		},
-		Memory: []MemoryReading{{Situation: "no Ats", RSSBytes: 40 << 20, PeakRSSBytes: 45 << 20, SettleSeconds: 3.1}},
+		Memory: []MemoryReading{
+			{Situation: "no Ats", RSSBytes: 40 << 20, PeakRSSBytes: 45 << 20, SettleSeconds: 3.1},
+			{Situation: "100000 pending Ats (this build)", PendingAts: 100000, Controller: thisBuild, RSSBytes: 120 << 20, PeakRSSBytes: 140 << 20,
+				SettleSeconds: 4, ReconcilingSeconds: 12.5, CanaryLatenessSeconds: ptr.To(0.25)},
+		},
 	}
 }
 
@@ -53,7 +60,9 @@ func TestRenderTables(t *testing.T) {
 		"| 6.50 s | 4.2 s | 9.8 s | 80 MiB | 0 |",
 		"| `APPLY ats/status.cnat.programming-kubernetes.info` |  | 3.00 |  |",
 		"| `POST pods` | 1.00 |  |  |",
-		"| no Ats | 40 MiB | 45 MiB | 3.10 s | — |",
+		"| no Ats | 40 MiB | 45 MiB | — | 3.10 s | — |",
+		"| 100000 pending Ats (this build) | 120 MiB | 140 MiB | 12.5 s | 4.00 s | — |",
+		"An At due 30 s after the restart with 100000 pending Ats (this build) had its Pod 0.25 s after its time.",
 		// Shown because cnat made 0.02 per unit; the raw stage's 0.002 is not 0.
 		"| `GET secrets` | <0.01 | 0.02 |  |",
 	} {
@@ -159,4 +168,25 @@ func TestAdmissionTable(t *testing.T) {
 	g.Expect(got).To(ContainSubstring("| 1 | 500 | 400 | 125 | 0.25 | 0.31 |"))
 	g.Expect(got).To(ContainSubstring("| 2 | 400 | 400 | 100 | 0.25 | 0.25 |"))
 	g.Expect(got).To(ContainSubstring("| median [range] |  |  |  | 0.25 [0.25 – 0.25] | 0.28 [0.25 – 0.31] |"))
+}
+
+func TestMemorySteps(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(memorySteps(100000)).To(Equal([]int{1000, 2000, 5000, 10000, 20000, 50000, 100000}))
+	g.Expect(memorySteps(1000)).To(Equal([]int{1000}))
+	g.Expect(memorySteps(300)).To(Equal([]int{300}))
+	g.Expect(memorySteps(3000)).To(Equal([]int{1000, 2000, 3000}))
+}
+
+func TestPlotMemory(t *testing.T) {
+	g := NewWithT(t)
+	r := fixture()
+	r.Memory = append(r.Memory, MemoryReading{PendingAts: 1000, Controller: before, RSSBytes: 60 << 20, PeakRSSBytes: 70 << 20},
+		MemoryReading{PendingAts: 100000, Controller: before, RSSBytes: 900 << 20, PeakRSSBytes: 1000 << 20},
+		MemoryReading{PendingAts: 1000, Controller: thisBuild, RSSBytes: 60 << 20, PeakRSSBytes: 70 << 20})
+	path := filepath.Join(t.TempDir(), "memory.svg")
+	g.Expect(plotMemory(r, path)).To(Succeed())
+	svg, err := os.ReadFile(path)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(svg)).To(ContainSubstring("before: RSS once idle"))
 }

@@ -8,13 +8,14 @@
 # .local/webhook-certs, metrics and probes on 127.0.0.1. An in-cluster
 # controller still terminating (from make e2e-real) is waited out first: two
 # controllers must not act at once. Extra arguments go to the controller;
-# its PID is left in controller_pid.
+# its PID is left in controller_pid. CNAT_CONTROLLER names another binary
+# (make bench's before line).
 start_host_controller() {
   local root
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
   kubectl wait --for=delete pods --namespace cnat-system \
     --selector app.kubernetes.io/component=controller --timeout 2m >/dev/null
-  "${root}/bin/cnat-controller" \
+  "${CNAT_CONTROLLER:-${root}/bin/cnat-controller}" \
     --metrics-bind-address=127.0.0.1:8443 \
     --health-probe-bind-address=127.0.0.1:8081 \
     --webhook-dns-name=localhost \
