@@ -59,6 +59,9 @@ func (r *replica) start(ctx context.Context, leaderElect bool) error {
 	if leaderElect {
 		args = append(args, "--leader-elect", "--leader-election-namespace=cnat-system")
 	}
+	if r.h.cfg.prefetch > 0 {
+		args = append(args, "--prefetch="+r.h.cfg.prefetch.String())
+	}
 	cmd := exec.Command(r.h.cfg.controllerBinary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {

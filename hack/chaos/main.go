@@ -56,6 +56,7 @@ type config struct {
 	kubeconfig           string
 	controllerKubeconfig string
 	controllerBinary     string
+	prefetch             time.Duration
 	workDir              string
 	clusterDir           string
 	auditLog             string
@@ -101,6 +102,7 @@ func main() {
 	flag.StringVar(&cfg.kubeconfig, "kubeconfig", ".local/kubeconfig", "The cluster administrator's kubeconfig: the harness creates Ats and plays the attacker with it.")
 	flag.StringVar(&cfg.controllerKubeconfig, "controller-kubeconfig", ".local/chaos/controller.kubeconfig", "Kubeconfig of the controller's ServiceAccount, with which the controller runs.")
 	flag.StringVar(&cfg.controllerBinary, "controller", "bin/cnat-controller", "The controller binary.")
+	flag.DurationVar(&cfg.prefetch, "prefetch", 2*time.Second, "The controller's --prefetch: short, so that most Ats, due seconds after they are created, are kept compact, woken and read whole under every attack (0: the controller's default; for a binary without the flag).")
 	flag.StringVar(&cfg.workDir, "work-dir", ".local/chaos", "Where the controllers' logs, certificates and the findings go.")
 	flag.StringVar(&cfg.clusterDir, "cluster-dir", ".local/kwok/clusters/cnat", "The kwokctl directory of the local cluster (its components, logs and PIDs).")
 	flag.StringVar(&cfg.auditLog, "audit-log", "", "The kube-apiserver audit log (default: logs/audit.log in -cluster-dir).")

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -15,16 +17,17 @@ import (
 // so that its memory follows the number of Ats, and as little of each as
 // it can.
 //
-// Pods: only those cnat created (they carry the At label), without their
-// managed fields, which nothing of the controller reads. Ats are not in it:
-// the controller keeps them in a store of its own (atStore).
+// Pods: only those cnat created (they carry the At label), and of each only
+// what a reconcile reads (trimPod): a Pod stays after its At finished, and
+// thousands of settled Ats keep thousands of Pods. Ats are not in it: the
+// controller keeps them in a store of its own (atStore).
 func CacheOptions() cache.Options {
 	ownedByCnat, err := labels.NewRequirement(cnatv1beta1.LabelAt, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid label key
 	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: labels.NewSelector().Add(*ownedByCnat), Transform: cache.TransformStripManagedFields()},
+		&corev1.Pod{}: {Label: labels.NewSelector().Add(*ownedByCnat), Transform: trimPod},
 	}}
 }
 
@@ -54,4 +57,42 @@ func trimAt(obj any) (any, error) {
 	at.ManagedFields = own
 	delete(at.Annotations, corev1.LastAppliedConfigAnnotation)
 	return at, nil
+}
+
+// trimPod keeps of a Pod what the controller reads (lifecycle's reading of
+// a Pod, the deletions it remembers, the release of its finalizer): its
+// metadata without managed fields and with only cnat's annotations, the node
+// and container names of its spec, and its status without what identifies
+// images, containers and addresses. The rest of the spec — containers,
+// volumes, the template the user wrote — is most of a Pod's size.
+func trimPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	pod.ManagedFields = nil
+	var annotations map[string]string
+	for k, v := range pod.Annotations {
+		if strings.HasPrefix(k, cnatv1beta1.GroupVersion.Group+"/") {
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			annotations[k] = v
+		}
+	}
+	pod.Annotations = annotations
+	containers := make([]corev1.Container, len(pod.Spec.Containers))
+	for i, c := range pod.Spec.Containers {
+		containers[i] = corev1.Container{Name: c.Name}
+	}
+	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, Containers: containers}
+	pod.Status.HostIPs, pod.Status.PodIPs, pod.Status.HostIP, pod.Status.PodIP = nil, nil, "", ""
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses, pod.Status.EphemeralContainerStatuses} {
+		for i := range statuses {
+			cs := &statuses[i]
+			cs.Image, cs.ImageID, cs.ContainerID = "", "", ""
+			cs.VolumeMounts, cs.Resources, cs.AllocatedResources, cs.AllocatedResourcesStatus, cs.User = nil, nil, nil, nil, nil
+		}
+	}
+	return pod, nil
 }
