@@ -143,8 +143,8 @@ func TestManagerWakesACompactAtInTime(t *testing.T) {
 	h.g.Eventually(func() bool { return r.ats.compact(key) }, 4*time.Second, 20*time.Millisecond).Should(BeTrue(),
 		"pending and due beyond the prefetch: compact")
 	h.g.Expect(h.at("later").Status.Phase).To(Equal(cnatv1beta1.PhasePending))
-	h.g.Eventually(func() bool { return r.ats.compact(key) }, time.Until(scheduled), 20*time.Millisecond).Should(BeFalse(),
-		"woken and read whole before its time")
+	h.g.Eventually(func() bool { return r.ats.compact(key) }, time.Until(scheduled.Add(-prefetch/2)), 20*time.Millisecond).Should(BeFalse(),
+		"woken and read whole the prefetch before its time")
 	h.g.Expect(time.Now()).To(BeTemporally(">=", scheduled.Add(-prefetch-time.Second)), "not read whole long before the prefetch")
 	h.g.Expect(h.pods("later")).To(BeEmpty(), "not before its time")
 	pods := func(g Gomega) []corev1.Pod { return h.podsWith(g, "later") }
@@ -155,7 +155,8 @@ func TestManagerWakesACompactAtInTime(t *testing.T) {
 // TestRestartKeepsPendingAtsCompact: a controller started beside many
 // pending Ats (their status written by an earlier one) holds them compact
 // from its first list and reads none of them from the API server until
-// they are near their time.
+// they are near their time; one due seconds after the start is woken by the
+// store alone (no reconcile has set it a time) and starts at its time.
 func TestRestartKeepsPendingAtsCompact(t *testing.T) {
 	h := newHarness(t)
 	const n = 40
@@ -165,9 +166,15 @@ func TestRestartKeepsPendingAtsCompact(t *testing.T) {
 		h.reconcile(at.Name)
 		h.g.Expect(h.at(at.Name).Status.Reason).To(Equal(cnatv1beta1.ReasonScheduled))
 	}
+	const prefetch = 2 * time.Second
+	soon := time.Now().Add(7 * time.Second).Truncate(time.Second)
+	h.clock.SetTime(time.Now())
+	h.createAt("soon", cnatv1beta1.AtSpec{Schedule: schedule(soon), Command: "true"})
+	h.reconcile("soon")
+	h.g.Expect(h.at("soon").Status.Reason).To(Equal(cnatv1beta1.ReasonScheduled))
 
 	var gets atomic.Int32
-	r, _, mgr := h.startManagerWith(0, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r, _, mgr := h.startManagerWith(prefetch, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 		if _, ok := obj.(*cnatv1beta1.At); ok && key.Namespace == h.ns { // the store holds other tests' Ats too
 			gets.Add(1)
 		}
@@ -178,5 +185,14 @@ func TestRestartKeepsPendingAtsCompact(t *testing.T) {
 	for i := range n {
 		h.g.Expect(r.ats.compact(client.ObjectKey{Namespace: h.ns, Name: fmt.Sprintf("pending-%d", i)})).To(BeTrue())
 	}
-	h.g.Consistently(gets.Load, 2*time.Second).Should(BeZero(), "no At read from the API server")
+	h.g.Consistently(gets.Load, time.Second).Should(BeZero(), "no At read from the API server")
+
+	soonKey := client.ObjectKey{Namespace: h.ns, Name: "soon"}
+	h.g.Expect(r.ats.compact(soonKey)).To(BeTrue())
+	h.g.Eventually(func() bool { return r.ats.compact(soonKey) }, time.Until(soon.Add(-prefetch/2)), 20*time.Millisecond).Should(BeFalse(),
+		"woken by the store and read whole the prefetch before its time")
+	h.g.Expect(gets.Load()).To(BeNumerically("==", 1), "that one At read")
+	pods := func(g Gomega) []corev1.Pod { return h.podsWith(g, "soon") }
+	h.g.Eventually(pods, 20*time.Second, 50*time.Millisecond).Should(HaveLen(1))
+	h.g.Expect(h.pods("soon")[0].CreationTimestamp.Time).To(BeTemporally(">=", soon), "not before its time")
 }
