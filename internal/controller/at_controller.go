@@ -229,7 +229,7 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 	if !ok {
 		clk = clock.RealClock{}
 	}
-	r.ats = newAtStore(clk, r.Prefetch)
+	r.ats = newAtStore(clk, r.Prefetch, mgr.GetLogger().WithName("ats"))
 	lw, err := atListWatch(mgr)
 	if err != nil {
 		return err

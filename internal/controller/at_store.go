@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -52,6 +53,7 @@ const DefaultPrefetch = 5 * time.Minute
 type atStore struct {
 	clock    clock.WithTicker
 	prefetch time.Duration
+	log      logr.Logger
 
 	mu      sync.Mutex
 	entries map[types.NamespacedName]*atEntry
@@ -68,13 +70,14 @@ type atStore struct {
 	namespaces map[string]string
 }
 
-func newAtStore(clk clock.WithTicker, prefetch time.Duration) *atStore {
+func newAtStore(clk clock.WithTicker, prefetch time.Duration, log logr.Logger) *atStore {
 	if prefetch <= 0 {
 		prefetch = DefaultPrefetch
 	}
 	return &atStore{
 		clock:      clk,
 		prefetch:   prefetch,
+		log:        log,
 		entries:    map[types.NamespacedName]*atEntry{},
 		rearm:      make(chan struct{}, 1),
 		synced:     make(chan struct{}),
@@ -219,9 +222,23 @@ func (s *atStore) entryOf(obj any) (*atEntry, error) {
 
 // Transformer makes the reflector's streaming list hold entries rather
 // than whole Ats (client-go's TransformingStore), so that the initial list
-// of many Ats never holds them all decoded.
+// of many Ats never holds them all decoded. Each entry is also taken into
+// the store as it streams in, not only with the whole list at its end: an
+// At due right after a restart starts while the rest are still listed.
+// A reconcile does not need the others (it reads one At and its Pods), and
+// one of an At not streamed yet finds it gone, as with any lagging cache,
+// and confirms that with a read from the API server.
 func (s *atStore) Transformer() cache.TransformFunc {
-	return func(obj any) (any, error) { return s.entryOf(obj) }
+	return func(obj any) (any, error) {
+		e, err := s.entryOf(obj)
+		if err != nil {
+			return nil, err
+		}
+		if _, streamed := obj.(*cnatv1beta1.At); streamed {
+			s.take(e)
+		}
+		return e, nil
+	}
 }
 
 // Add, Update, Delete and Replace are what the reflector calls.
@@ -233,10 +250,19 @@ func (s *atStore) Update(obj any) error {
 	if err != nil {
 		return err
 	}
+	s.take(e)
+	return nil
+}
+
+// take puts e in the store in place of what it held under its key.
+func (s *atStore) take(e *atEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := e.key()
 	old := s.entries[key]
+	if old == e {
+		return
+	}
 	// A change of spec, a new incarnation or a new At is reconciled; a
 	// change of status or metadata only is not (the status is the
 	// controller's own write).
@@ -251,7 +277,6 @@ func (s *atStore) Update(obj any) error {
 	}
 	s.entries[key] = e
 	s.admitted(e, changed)
-	return nil
 }
 
 // admitted schedules a new entry: a compact one is woken prefetch before it
@@ -299,21 +324,48 @@ func (s *atStore) Replace(list []any, _ string) error {
 	defer s.mu.Unlock()
 	old := s.entries
 	s.entries = fresh
+	// The heap is rebuilt, with the wake-ups of the entries that stay.
+	wakes := make(map[types.NamespacedName]int64, len(s.wakes))
+	for _, e := range s.wakes {
+		wakes[e.key()] = e.wake
+		e.index, e.wake = -1, 0
+	}
 	s.wakes = nil
 	for key, e := range fresh {
 		prev := old[key]
 		delete(old, key)
 		changed := prev == nil || prev.uid != e.uid || prev.generation != e.generation
-		if !changed && prev.wake != 0 {
-			s.setWake(e, prev.wake)
+		if w := wakes[key]; !changed && w != 0 {
+			s.setWake(e, w)
+		}
+		if prev == e {
+			// Taken as it streamed in, and reconciled then if need be.
+			if e.at == nil && e.quiet != math.MaxInt64 {
+				s.setWake(e, e.quiet-int64(s.prefetch))
+			}
+			continue
 		}
 		s.admitted(e, changed)
 	}
 	for key := range old {
 		s.enqueue(key) // gone while the watch was down
 	}
-	s.once.Do(func() { close(s.synced) })
+	s.once.Do(func() {
+		s.log.Info("Listed every At", "ats", len(fresh), "compact", len(fresh)-s.wholeLocked())
+		close(s.synced)
+	})
 	return nil
+}
+
+// wholeLocked counts the entries held whole. Called with mu held.
+func (s *atStore) wholeLocked() int {
+	n := 0
+	for _, e := range s.entries {
+		if e.at != nil {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *atStore) Resync() error { return nil }

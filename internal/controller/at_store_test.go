@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"github.com/go-logr/logr"
 	"testing"
 	"time"
 
@@ -60,7 +61,7 @@ func TestStoreKeepsQuietAtsCompact(t *testing.T) {
 	} {
 		t.Run(tc.at.Name, func(t *testing.T) {
 			g := NewWithT(t)
-			s := newAtStore(clocktesting.NewFakeClock(now), 5*time.Minute)
+			s := newAtStore(clocktesting.NewFakeClock(now), 5*time.Minute, logr.Discard())
 			g.Expect(s.Add(tc.at)).To(Succeed())
 			g.Expect(s.compact(types.NamespacedName{Namespace: "ns", Name: tc.at.Name})).To(Equal(tc.compact))
 		})
@@ -75,7 +76,7 @@ func TestStoreWakesAndTakesOnlyTheVersionItHolds(t *testing.T) {
 	g := NewWithT(t)
 	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakeClock(now)
-	s := newAtStore(clk, 5*time.Minute)
+	s := newAtStore(clk, 5*time.Minute, logr.Discard())
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer queue.ShutDown()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -124,4 +125,36 @@ func TestStoreWakesAndTakesOnlyTheVersionItHolds(t *testing.T) {
 	g.Eventually(queue.Len).Should(Equal(1))
 	_, found = s.get(key)
 	g.Expect(found).To(BeFalse())
+}
+
+// TestStoreTakesAtsAsTheyStreamIn: during the reflector's streaming list an
+// At is in the store, and reconciled if it needs it, as soon as it arrives;
+// the list's end reconciles what vanished and nothing twice.
+func TestStoreTakesAtsAsTheyStreamIn(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	s := newAtStore(clocktesting.NewFakeClock(now), 5*time.Minute, logr.Discard())
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer queue.ShutDown()
+	g.Expect(s.Add(storeAt("gone", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, now.Add(time.Hour)))).To(Succeed())
+	s.attach(t.Context(), queue)
+
+	transform := s.Transformer()
+	due, err := transform(storeAt("due", "2", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, now.Add(time.Second)))
+	g.Expect(err).NotTo(HaveOccurred())
+	later, err := transform(storeAt("later", "3", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, now.Add(time.Hour)))
+	g.Expect(err).NotTo(HaveOccurred())
+	_, found := s.get(types.NamespacedName{Namespace: "ns", Name: "due"})
+	g.Expect(found).To(BeTrue(), "in the store before the list ends")
+	g.Expect(queue.Len()).To(Equal(1), "the At due now, reconciled at once")
+	req, _ := queue.Get()
+	g.Expect(req.Name).To(Equal("due"))
+	queue.Done(req)
+
+	g.Expect(s.Replace([]any{due, later}, "3")).To(Succeed())
+	g.Expect(s.synced).To(BeClosed())
+	g.Expect(queue.Len()).To(Equal(1), "only the At that vanished")
+	req, _ = queue.Get()
+	g.Expect(req.Name).To(Equal("gone"))
+	g.Expect(s.wakes).To(HaveLen(1), "the compact At keeps its wake-up")
 }

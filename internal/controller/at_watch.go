@@ -64,14 +64,9 @@ func (s atSource) Start(ctx context.Context, queue workqueue.TypedRateLimitingIn
 	return nil
 }
 
-// WaitForSync returns once the store has the initial list.
-func (s atSource) WaitForSync(ctx context.Context) error {
-	select {
-	case <-s.store.synced:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the list of Ats: %w", ctx.Err())
-	}
-}
+// WaitForSync returns at once: the controller need not wait for every At
+// to be listed (atStore.Transformer), and an At due right after a restart
+// beside many others starts on time.
+func (s atSource) WaitForSync(context.Context) error { return nil }
 
 func (s atSource) String() string { return "ats" }

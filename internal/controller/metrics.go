@@ -130,6 +130,11 @@ func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
+	select {
+	case <-c.ats.synced:
+	default:
+		return // no counts from half a list: the series are absent until every At is listed
+	}
 	counts := map[cnatv1beta1.Phase]int{
 		cnatv1beta1.PhasePending: 0, cnatv1beta1.PhaseRunning: 0, cnatv1beta1.PhaseSucceeded: 0,
 		cnatv1beta1.PhaseFailed: 0, cnatv1beta1.PhaseMissed: 0,

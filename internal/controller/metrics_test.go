@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/go-logr/logr"
 	clocktesting "k8s.io/utils/clock/testing"
 	"strings"
 	"testing"
@@ -53,7 +54,8 @@ func TestPendingAtsByDue(t *testing.T) {
 	invalid.Status.Reason = cnatv1beta1.ReasonInvalidSpec
 	notSuspended := at("resumed", cnatv1beta1.PhasePending, d(-time.Hour))
 	notSuspended.Spec.Suspend = ptr.To(false)
-	store := newAtStore(clocktesting.NewFakeClock(now), 0)
+	store := newAtStore(clocktesting.NewFakeClock(now), 0, logr.Discard())
+	var ats []any
 	for _, at := range []*cnatv1beta1.At{
 		at("due-now", cnatv1beta1.PhasePending, d(0)),       // overdue: due is due
 		at("late", cnatv1beta1.PhasePending, d(-time.Hour)), // overdue
@@ -71,9 +73,11 @@ func TestPendingAtsByDue(t *testing.T) {
 		at("failed", cnatv1beta1.PhaseFailed, d(-time.Minute)),                       // not pending
 		at("next-week-too", cnatv1beta1.PhasePending, d(7*24*time.Hour+time.Second)), // later
 	} {
-		g.Expect(store.Add(at)).To(Succeed())
+		ats = append(ats, at)
 	}
 	collector := &phaseCollector{ats: store, now: func() time.Time { return now }}
+	g.Expect(testutil.CollectAndCount(collector)).To(BeZero(), "nothing until every At is listed")
+	g.Expect(store.Replace(ats, "1")).To(Succeed())
 	g.Expect(testutil.CollectAndCompare(collector, strings.NewReader(`
 # HELP cnat_pending_ats `+pendingAtsHelp+`
 # TYPE cnat_pending_ats gauge
