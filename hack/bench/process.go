@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,10 +57,9 @@ func startController(ctx context.Context, root, kubeconfig, log, bin string, ext
 	return p, nil
 }
 
-// waitReconciling waits until the controller's log says its At workers
-// started (controller-runtime's "Starting workers" of the controller "at"),
-// at most timeout, and returns when it saw that.
-func (p *controllerProcess) waitReconciling(ctx context.Context, timeout time.Duration) (time.Time, error) {
+// waitLogged waits until a line of the controller's log contains every one
+// of parts, at most timeout, and returns when it saw it.
+func (p *controllerProcess) waitLogged(ctx context.Context, timeout time.Duration, parts ...string) (time.Time, error) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		content, err := os.ReadFile(p.log)
@@ -67,7 +67,7 @@ func (p *controllerProcess) waitReconciling(ctx context.Context, timeout time.Du
 			return time.Time{}, err
 		}
 		for line := range strings.Lines(string(content)) {
-			if strings.Contains(line, "Starting workers") && strings.Contains(line, `"controller":"at"`) {
+			if !slices.ContainsFunc(parts, func(part string) bool { return !strings.Contains(line, part) }) {
 				return time.Now(), nil
 			}
 		}
@@ -77,7 +77,7 @@ func (p *controllerProcess) waitReconciling(ctx context.Context, timeout time.Du
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return time.Time{}, fmt.Errorf("the controller's At workers did not start within %s (%s)", timeout, p.log)
+	return time.Time{}, fmt.Errorf("no line with %q in the controller's log within %s (%s)", parts, timeout, p.log)
 }
 
 // waitReady polls the controller's /readyz (ready once its webhooks serve).

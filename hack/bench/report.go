@@ -124,7 +124,7 @@ func renderTables(r *Result) string {
 	}
 
 	if len(r.Memory) > 0 {
-		b.WriteString("\nController memory, each reading after a fresh start, once it was idle (reconciling: its At workers started, every At and Pod listed):\n\n")
+		b.WriteString("\nController memory, each reading after a fresh start, once it was idle (listed: the controller had every At):\n\n")
 		var mrows [][]string
 		dash := func(seconds float64) string {
 			if seconds > 0 {
@@ -134,12 +134,12 @@ func renderTables(r *Result) string {
 		}
 		var canary []string
 		for _, m := range r.Memory {
-			mrows = append(mrows, []string{m.Situation, mib(m.RSSBytes), mib(m.PeakRSSBytes), dash(m.ReconcilingSeconds), fmtSeconds(m.SettleSeconds), dash(m.CreationSeconds)})
+			mrows = append(mrows, []string{m.Situation, mib(m.RSSBytes), mib(m.PeakRSSBytes), dash(m.ListedSeconds), fmtSeconds(m.SettleSeconds), dash(m.CreationSeconds)})
 			if m.CanaryLatenessSeconds != nil {
 				canary = append(canary, fmt.Sprintf("An At due 30 s after the restart with %d pending Ats (%s) had its Pod %s after its time.", m.PendingAts, m.Controller, fmtSeconds(*m.CanaryLatenessSeconds)))
 			}
 		}
-		b.WriteString(markdownTable([]string{"situation", "RSS", "peak RSS", "reconciling after", "idle after", "creating the objects took"}, mrows))
+		b.WriteString(markdownTable([]string{"situation", "RSS", "peak RSS", "every At listed after", "idle after", "creating the objects took"}, mrows))
 		for _, line := range canary {
 			b.WriteString("\n" + line + "\n")
 		}

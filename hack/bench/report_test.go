@@ -44,7 +44,7 @@ func fixture() *Result {
 		Memory: []MemoryReading{
 			{Situation: "no Ats", RSSBytes: 40 << 20, PeakRSSBytes: 45 << 20, SettleSeconds: 3.1},
 			{Situation: "100000 pending Ats (this build)", PendingAts: 100000, Controller: thisBuild, RSSBytes: 120 << 20, PeakRSSBytes: 140 << 20,
-				SettleSeconds: 4, ReconcilingSeconds: 12.5, CanaryLatenessSeconds: ptr.To(0.25)},
+				SettleSeconds: 4, ListedSeconds: 12.5, CanaryLatenessSeconds: ptr.To(0.25)},
 		},
 	}
 }
