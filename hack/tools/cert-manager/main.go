@@ -74,10 +74,13 @@ var controllers = []string{
 }
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
-	klog.InitFlags(nil)
-	flag.Parse()
-	if *kubeconfig == "" || flag.NArg() > 0 {
+	// A flag set of its own: controller-runtime defines --kubeconfig on the
+	// global one.
+	flags := flag.NewFlagSet("cert-manager", flag.ExitOnError)
+	kubeconfig := flags.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
+	klog.InitFlags(flags)
+	_ = flags.Parse(os.Args[1:])
+	if *kubeconfig == "" || flags.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: cert-manager --kubeconfig FILE")
 		os.Exit(2)
 	}
