@@ -127,14 +127,19 @@ follow_controller_log() {
   follower=$!
 }
 
-# suite runs the e2e suite on the real node with the release's cnatctl.
+# suite NAME runs the e2e suite on the real node with the release's cnatctl,
+# its output in .local/e2e-release-NAME.log, and prints how many tests
+# passed and failed.
 suite() {
-  local cnatctl_dir status=0
+  local name="$1" cnatctl_dir out status=0
   cnatctl_dir="$(mktemp -d)"
+  out="${root}/.local/e2e-release-${name}.log"
   tar -xzf "${cnatctl_archive}" -C "${cnatctl_dir}"
   CNAT_E2E_NODES=real CNAT_E2E_OVERLAY=production CNAT_E2E_CONTROLLER_LOG="${controller_log}" \
-    CNATCTL="${cnatctl_dir}/cnatctl" go test -tags e2e -count=1 -timeout 20m ./e2e/... || status=$?
+    CNATCTL="${cnatctl_dir}/cnatctl" go test -tags e2e -count=1 -timeout 20m -v ./e2e/... >"${out}" 2>&1 || status=$?
   rm -rf "${cnatctl_dir}"
+  grep -E '^(--- FAIL|FAIL|ok)' "${out}" || true
+  say "e2e suite against ${name}: $(grep -c '^--- PASS' "${out}") passed, $(grep -c '^--- FAIL' "${out}") failed, $(grep -c '^--- SKIP' "${out}") skipped (${out})"
   return "${status}"
 }
 
@@ -173,15 +178,19 @@ if [[ "${mode}" == install ]]; then
   wait_installed
   follow_controller_log
   say "the e2e suite against install.yaml (${image})"
-  suite || status=1
+  suite install.yaml || status=1
 
   say "kubectl apply --server-side -k kustomize/overlays/production (${image_name}:$(cat VERSION))"
   kubectl apply --server-side -k kustomize/overlays/production >/dev/null
   wait_installed
   follow_controller_log
   say "the e2e suite against the production overlay"
-  suite || status=1
+  suite production-overlay || status=1
   check_rbac "${controller_log}" || status=1
+  # The uninstall deletes the controller's RBAC before the controller: its
+  # refusals then are not the RBAC's fault.
+  kill "${follower}" 2>/dev/null || true
+  follower=""
   uninstall -k kustomize/overlays/production || status=1
   if [[ "${status}" -eq 0 ]]; then say PASS; else say FAIL; fi
   exit "${status}"
