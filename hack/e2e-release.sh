@@ -8,11 +8,11 @@
 #       dist/cnat-controller_<v>_image.oci.tar into the real node (no
 #       registry: the tarball is what a registry would serve, by the same
 #       digest), `kubectl apply --server-side -f dist/install.yaml`, then the
-#       e2e suite (e2e/, the release's cnatctl, the Pods on the real node);
-#       then `kubectl apply --server-side -k kustomize/overlays/production`
-#       over it (the overlay at VERSION's tag, which the imported image also
-#       carries) and the suite again; then the README's Uninstall, checked to
-#       leave nothing behind. An RBAC refusal in the controller's log fails
+#       e2e suite (e2e/, the release's cnatctl, the Pods on the real node),
+#       the README's Uninstall (kubectl delete -f install.yaml), checked to
+#       leave nothing behind; then the same with `kubectl apply
+#       --server-side -k kustomize/overlays/production` (the overlay at
+#       VERSION's tag, which the imported image also carries). An RBAC refusal in the controller's log fails
 #       the run (.local/e2e-release-controller.log).
 #   hack/e2e-release.sh upgrade     the README's Upgrade: the previous release
 #       (built from CNAT_PREVIOUS, default 2f8baa9: before the CRD's status
@@ -180,6 +180,13 @@ if [[ "${mode}" == install ]]; then
   say "the e2e suite against install.yaml (${image})"
   suite install.yaml || status=1
 
+  check_rbac "${controller_log}" || status=1
+  # The uninstall deletes the controller's RBAC before the controller: its
+  # refusals then are not the RBAC's fault.
+  kill "${follower}" 2>/dev/null || true
+  follower=""
+  uninstall -f "${dist}/install.yaml" || status=1
+
   say "kubectl apply --server-side -k kustomize/overlays/production (${image_name}:$(cat VERSION))"
   kubectl apply --server-side -k kustomize/overlays/production >/dev/null
   wait_installed
@@ -187,8 +194,6 @@ if [[ "${mode}" == install ]]; then
   say "the e2e suite against the production overlay"
   suite production-overlay || status=1
   check_rbac "${controller_log}" || status=1
-  # The uninstall deletes the controller's RBAC before the controller: its
-  # refusals then are not the RBAC's fault.
   kill "${follower}" 2>/dev/null || true
   follower=""
   uninstall -k kustomize/overlays/production || status=1
