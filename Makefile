@@ -162,6 +162,19 @@ chaos: cluster build ## Attack cnat's promises on the local cluster (controller 
 e2e-real: cluster build ## The end-to-end suite on real Pods: the real node, cnat in-cluster (skipped where there is no real node).
 	hack/e2e-real.sh
 
+# Not in make test (CI's 90 minutes): the release in dist/ (make release)
+# installed from install.yaml and from the production overlay on a new local
+# cluster with cert-manager, the e2e suite against each, the uninstall; and
+# the upgrade from the previous release (CNAT_PREVIOUS) judged from the
+# audit log. Each recreates the local cluster.
+.PHONY: e2e-release
+e2e-release: tools build ## The release in dist/ installed as the README says (install.yaml, then the production overlay), the e2e suite against each on the real node, then uninstalled; a new local cluster with cert-manager.
+	hack/e2e-release.sh install
+
+.PHONY: e2e-upgrade
+e2e-upgrade: tools build ## The previous release (CNAT_PREVIOUS) installed, Ats running, retrying and pending, dist/install.yaml applied over it while a client writes and reads Ats; judged from the audit log (0 duplicates, lost, refused).
+	hack/e2e-release.sh upgrade
+
 .PHONY: e2e-kind
 e2e-kind: ## The end-to-end suite on kind (needs Docker and kind; what GitHub Actions runs).
 	hack/e2e-kind.sh

@@ -20,5 +20,9 @@
 //	                            simulated kubelet's annotations ask for the simulated
 //	                            nodes (make e2e); real: every Pod must run on the local
 //	                            cluster's real node, its default (make e2e-real)
+//	CNAT_E2E_OVERLAY            the overlay cnat was installed from, when its controller's
+//	                            permissions differ from the base's: production (make
+//	                            e2e-release) compares them with
+//	                            testdata/controller-permissions-production.txt
 //	CNATCTL                     the cnatctl binary (default ../bin/cnatctl)
 package e2e

@@ -2,13 +2,15 @@
 # Builds the command-line tools the project develops against from source into
 # bin/: the Kubernetes control plane, etcd and kwok, and on demand the linters,
 # gremlins (make mutate), promtool (make test-monitoring) and the release tools
-# (make release: goreleaser, cyclonedx-gomod, krew and its validate-krew-manifest).
+# (make release: goreleaser, cyclonedx-gomod, krew and its validate-krew-manifest)
+# and cert-manager (make e2e-release: its controllers and cainjector, wired
+# by hack/tools/cert-manager/main.go, since its commands are not served).
 # Each tool is pinned by a Go module under hack/tools/<module>/; bin/.<name>.stamp records the pin a binary
 # was built from, so a binary is only rebuilt when its pin changes.
 #
 # Usage: hack/tools.sh [name...]
 # Without names it builds the default set; kubelet, the linters, gremlins,
-# promtool and the release tools are only built when named.
+# promtool, the release tools and cert-manager are only built when named.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,6 +34,7 @@ module_of() {
     goreleaser) echo goreleaser ;;
     cyclonedx-gomod) echo cyclonedx-gomod ;;
     validate-krew-manifest | krew) echo krew ;;
+    cert-manager) echo cert-manager ;;
     *) return 1 ;;
   esac
 }
@@ -50,6 +53,8 @@ package_of() {
     cyclonedx-gomod) echo github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod ;;
     validate-krew-manifest) echo sigs.k8s.io/krew/cmd/validate-krew-manifest ;;
     krew) echo sigs.k8s.io/krew/cmd/krew ;;
+    # The tools module's own main package (main.go beside its go.mod).
+    cert-manager) echo github.com/programming-kubernetes/cnat/hack/tools/cert-manager ;;
     *) echo "k8s.io/kubernetes/cmd/$1" ;;
   esac
 }
@@ -69,6 +74,7 @@ pinned_module() {
     goreleaser) echo github.com/goreleaser/goreleaser/v2 ;;
     cyclonedx-gomod) echo github.com/CycloneDX/cyclonedx-gomod ;;
     krew) echo sigs.k8s.io/krew ;;
+    cert-manager) echo github.com/cert-manager/cert-manager ;;
   esac
 }
 
@@ -122,7 +128,7 @@ else
 fi
 for name in "${tools[@]}"; do
   if ! module_of "${name}" >/dev/null; then
-    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score golangci-lint-kube-api-linter promtool goreleaser cyclonedx-gomod validate-krew-manifest krew)" >&2
+    echo "tools: unknown tool '${name}' (known: ${default_tools[*]} kubelet golangci-lint actionlint gremlins kube-score golangci-lint-kube-api-linter promtool goreleaser cyclonedx-gomod validate-krew-manifest krew cert-manager)" >&2
     exit 2
   fi
 done
@@ -135,7 +141,7 @@ trap '[[ -z "${staging}" ]] || rm -rf "${staging}"' EXIT
 # GOWORK=off keeps a go.work elsewhere in the tree out of the tools modules.
 export GOWORK=off CGO_ENABLED=0
 
-for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score kube-api-linter promtool goreleaser cyclonedx-gomod krew; do
+for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score kube-api-linter promtool goreleaser cyclonedx-gomod krew cert-manager; do
   wanted=()
   for name in "${tools[@]}"; do
     if [[ "$(module_of "${name}")" == "${module}" ]]; then
@@ -150,9 +156,14 @@ for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score 
   version="$(cd "${dir}" && go list -m -f '{{.Version}}' "$(pinned_module "${module}")")"
   flags="$(ldflags "${module}" "${version}")"
   tags="$(buildtags "${module}")"
-  # The stamp changes whenever the pin, any dependency, the flags or the
-  # tags change.
-  stamp="${version} $(cat "${dir}/go.mod" "${dir}/go.sum" - <<<"${flags}${tags:+ -tags ${tags}}" | sha256sum | cut -d' ' -f1)"
+  # The stamp changes whenever the pin, any dependency, the flags, the tags
+  # or the module's own code (a main.go; tools.go only names what is built)
+  # change.
+  sources=()
+  for file in "${dir}"/*.go; do
+    [[ "$(basename "${file}")" == tools.go ]] || sources+=("${file}")
+  done
+  stamp="${version} $(cat "${dir}/go.mod" "${dir}/go.sum" ${sources[@]+"${sources[@]}"} - <<<"${flags}${tags:+ -tags ${tags}}" | sha256sum | cut -d' ' -f1)"
 
   build=()
   for name in "${wanted[@]}"; do

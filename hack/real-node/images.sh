@@ -11,10 +11,15 @@
 #                    the Dockerfile builds it (kustomize/overlays/local-incluster
 #                    deploys that tag, the release in VERSION)
 #   FILE.tar         an image tarball made elsewhere (docker save, skopeo
-#                    copy, crane pull, hack/image-build), imported as it is
-#                    and kept in .local/real-node/images/imported, from where
-#                    hack/real-node-up.sh imports it again into a new node;
-#                    the names it holds are listed
+#                    copy, crane pull, hack/image-build; an OCI image index
+#                    such as make release's multi-platform
+#                    dist/cnat-controller_<v>_image.oci.tar too), imported as
+#                    it is and kept in .local/real-node/images/imported, from
+#                    where hack/real-node-up.sh imports it again into a new
+#                    node; the names it holds are listed
+#
+# Every image imported is also named repository@digest, so that a Pod that
+# pins it by digest (the release's install.yaml) finds it.
 #
 # Usage: hack/real-node/images.sh [busybox] [pause] [cnat-controller] [FILE.tar...]
 # Without names: busybox and pause. Needs the node's containerd running
@@ -40,6 +45,25 @@ image_build="${images_dir}/image-build"
 # Static binaries, as the Dockerfile builds the controller.
 static_build() {
   (cd "${root}" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$1" "$2")
+}
+
+# tag_by_digest NAME gives the image NAME (repository:tag) a second name,
+# repository@digest, and prints it. containerd's CRI finds an image that a
+# Pod names by digest (ghcr.io/...@sha256:..., as the release's install.yaml
+# pins the controller) only under such a name: a registry pull creates it,
+# an import does not. The digest is the imported target's: for an OCI image
+# index (the release's multi-platform tarball) the index digest, the one a
+# registry serves it under; the CRI then runs this platform's image of it.
+tag_by_digest() {
+  local name="$1" repository digest
+  repository="${name%@*}"
+  if [[ "${repository##*/}" == *:* ]]; then
+    repository="${repository%:*}"
+  fi
+  digest="$(ctr_k8s images ls "name==${name}" | awk 'NR == 2 { print $3 }')"
+  [[ "${digest}" == sha256:* ]] || { echo "images: no digest for ${name}" >&2; return 1; }
+  ctr_k8s images tag --force "${name}" "${repository}@${digest}" >/dev/null
+  echo "${repository}@${digest}"
 }
 
 for image in "$@"; do
@@ -76,5 +100,9 @@ for image in "$@"; do
       ;;
   esac
   imported="$(ctr_k8s images import --snapshotter "${snapshotter}" "${tarball}" | awk '$1 == "unpacking" { print $2 }' | sort -u | paste -sd' ')"
-  echo "images: ${image} imported ($((SECONDS - start))s)${imported:+: ${imported}}"
+  by_digest=""
+  for name in ${imported}; do
+    by_digest+=" $(tag_by_digest "${name}")"
+  done
+  echo "images: ${image} imported ($((SECONDS - start))s)${imported:+: ${imported}; by digest:${by_digest}}"
 done
