@@ -61,8 +61,9 @@ type AtReconciler struct {
 	// dueReads confirms the first starts of Ats due together with one read.
 	dueReads dueReads
 
-	// deletions are the Pods the watch showed deleted before they finished.
-	deletions deletions
+	// history is what the Pod watch showed that a Pod's latest state no
+	// longer shows.
+	history podHistory
 }
 
 // podsByAt is the name of the cache index of Pods by the At label's value.
@@ -141,7 +142,7 @@ func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key t
 	if err := reader.List(ctx, &pods, client.InNamespace(key.Namespace), selector); err != nil {
 		return nil, fmt.Errorf("listing the Pods of At %s: %w", key.Name, err)
 	}
-	r.deletions.mark(pods.Items)
+	r.history.mark(pods.Items)
 	return pods.Items, nil
 }
 
@@ -240,7 +241,7 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 	r.Metrics.countAts(r.ats)
 	return ctrl.NewControllerManagedBy(mgr).
 		WatchesRawSource(atSource{store: r.ats}).
-		Watches(&corev1.Pod{}, r.deletions.podEvents()).
+		Watches(&corev1.Pod{}, r.history.podEvents()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: retryLimiter()}).
 		Named("at").
 		Complete(r)

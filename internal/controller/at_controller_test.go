@@ -287,8 +287,8 @@ func TestPodDeletedWhileRunningThenDeletedAgainByItsKubelet(t *testing.T) {
 		// finished.
 		seen func(h *harness, pod *corev1.Pod)
 	}{
-		"the watch showed the deletion, exit 0 on SIGTERM": {0, func(h *harness, pod *corev1.Pod) { h.r.deletions.observe(pod) }},
-		"the watch showed the deletion, killed":            {137, func(h *harness, pod *corev1.Pod) { h.r.deletions.observe(pod) }},
+		"the watch showed the deletion, exit 0 on SIGTERM": {0, func(h *harness, pod *corev1.Pod) { h.r.history.observe(pod) }},
+		"the watch showed the deletion, killed":            {137, func(h *harness, pod *corev1.Pod) { h.r.history.observe(pod) }},
 		"the status recorded PodStopping, then a restart": {137, func(h *harness, _ *corev1.Pod) {
 			h.reconcile("victim")
 			h.g.Expect(h.at("victim").Status.Reason).To(Equal(cnatv1beta1.ReasonPodStopping))
@@ -314,6 +314,56 @@ func TestPodDeletedWhileRunningThenDeletedAgainByItsKubelet(t *testing.T) {
 			h.clock.Step(time.Hour)
 			h.reconcile("victim")
 			h.g.Expect(h.pods("victim")).To(BeEmpty(), "never re-run, even with retries left")
+		})
+	}
+}
+
+// TestPodFinishedThenDisruptedKeepsItsOutcome: a preemption or an eviction
+// that comes after the Pod's command ended (the scheduler picks its victims
+// from its cache) adds DisruptionTarget to a finished Pod, and a simulated
+// kubelet acting on a stale view writes a second terminal phase over the
+// first. The Pod's first terminal phase is how its run ended: seen by the
+// watch, it stands (Succeeded, not re-run); a controller that did not see it
+// reads the disruption, as the README's table says.
+func TestPodFinishedThenDisruptedKeepsItsOutcome(t *testing.T) {
+	for name, tc := range map[string]struct {
+		watched bool
+		phase   cnatv1beta1.Phase
+		code    int32
+	}{
+		"the watch saw it finish":    {true, cnatv1beta1.PhaseSucceeded, 0},
+		"the controller did not see": {false, cnatv1beta1.PhaseRunning, 137},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			podName := h.runningAt("late")
+			h.finishPod(podName, 0)
+			finished := h.pod(podName)
+
+			// Preempted after it had finished: the condition, the deletion
+			// (at once: the Pod is finished), then the stale kubelet's kill.
+			disrupted := finished.DeepCopy()
+			disrupted.Status.Conditions = append(disrupted.Status.Conditions, corev1.PodCondition{
+				Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"})
+			h.g.Expect(apiClient.Status().Update(h.ctx, disrupted)).To(Succeed())
+			if tc.watched {
+				h.r.history.observeChange(finished, h.pod(podName))
+			}
+			h.g.Expect(apiClient.Delete(h.ctx, h.pod(podName))).To(Succeed())
+			killed := h.pod(podName)
+			killed.Status.Phase = corev1.PodFailed
+			killed.Status.ContainerStatuses[0].State.Terminated.ExitCode = 137
+			h.g.Expect(apiClient.Status().Update(h.ctx, killed)).To(Succeed())
+
+			h.reconcile("late")
+			at := h.at("late")
+			h.g.Expect(at.Status.ExitCode).To(HaveValue(Equal(tc.code)))
+			h.g.Expect(at.Status.Phase).To(Equal(tc.phase))
+			h.clock.Step(time.Hour)
+			h.reconcile("late")
+			if tc.watched {
+				h.g.Expect(h.pods("late")).NotTo(ContainElement(HaveField("Name", h.podName("late", 2))), "a run that ended is not run again")
+			}
 		})
 	}
 }

@@ -60,7 +60,7 @@ func trimAt(obj any) (any, error) {
 }
 
 // trimPod keeps of a Pod what the controller reads (lifecycle's reading of
-// a Pod, the deletions it remembers, the release of its finalizer): its
+// a Pod, the history of it the Pod watch keeps, the release of its finalizer): its
 // metadata without managed fields and with only cnat's annotations, the node
 // and container names of its spec, and its status without what identifies
 // images, containers and addresses. The rest of the spec — containers,

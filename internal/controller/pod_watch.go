@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -15,22 +16,34 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
-// deletions remembers the Pods the watch showed being deleted with a grace
-// period before they finished. A reconcile reads only a Pod's latest state,
-// and once such a Pod has stopped its kubelet deletes it again with a grace
-// period of 0: the Pod then reads like a finished Pod a janitor deleted at
-// once, whose own outcome stands. The watch delivers every change in order,
-// so what it showed is remembered here until the Pod is gone, and added to
-// the Pods a reconcile reads (lifecycle.SeenDeletedWhileRunning). The At's
-// status keeps the same fact across a restart once it records the attempt
-// as PodStopping.
-type deletions struct {
-	mu   sync.Mutex
-	seen map[types.UID]struct{}
+// podHistory remembers what the Pod watch showed that a Pod's latest state
+// no longer shows. A reconcile reads only a Pod's latest state; the watch
+// delivers every change in order.
+//
+//   - Pods deleted with a grace period before they finished. Once such a
+//     Pod has stopped, its kubelet deletes it again with a grace period of
+//     0: the Pod then reads like a finished Pod a janitor deleted at once,
+//     whose own outcome stands. Reconciles get the fact as
+//     lifecycle.SeenDeletedWhileRunning; the At's status keeps it across a
+//     restart once it records the attempt as PodStopping.
+//   - Pods that finished — Succeeded or Failed, neither disrupted nor
+//     deleted while they ran — whose status changed afterwards: a
+//     DisruptionTarget condition added by a preemption or an eviction that
+//     came after the command had ended (the scheduler picks its victims
+//     from its cache), or a second terminal phase written over the first by
+//     a kubelet that acted on a stale view (kwok's does). A Pod's first
+//     terminal phase is how its run ended; reconciles read the status the
+//     watch showed then. A controller that was down meanwhile reads the
+//     latest status: the disruption then counts (README, "How an attempt
+//     ends").
+type podHistory struct {
+	mu       sync.Mutex
+	seen     map[types.UID]struct{}
+	finished map[types.UID]*corev1.PodStatus
 }
 
 // observe remembers pod if it is being deleted before it finished.
-func (d *deletions) observe(obj client.Object) {
+func (d *podHistory) observe(obj client.Object) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok || !lifecycle.DeletedWhileRunning(pod) {
 		return
@@ -43,27 +56,74 @@ func (d *deletions) observe(obj client.Object) {
 	d.seen[pod.UID] = struct{}{}
 }
 
+// observeChange remembers how a Pod had finished when a later change makes
+// it read otherwise.
+func (d *podHistory) observeChange(oldObj, newObj client.Object) {
+	old, ok := oldObj.(*corev1.Pod)
+	pod, ok2 := newObj.(*corev1.Pod)
+	if !ok || !ok2 || old.UID != pod.UID || !finishedCleanly(old) {
+		return
+	}
+	if hasDisruptionTarget(pod) == hasDisruptionTarget(old) && pod.Status.Phase == old.Status.Phase {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, deletedWhileRunning := d.seen[old.UID]; deletedWhileRunning {
+		return
+	}
+	if _, kept := d.finished[old.UID]; kept {
+		return
+	}
+	if d.finished == nil {
+		d.finished = map[types.UID]*corev1.PodStatus{}
+	}
+	d.finished[old.UID] = old.Status.DeepCopy()
+}
+
+// finishedCleanly says whether a Pod has finished with neither a disruption
+// nor a deletion while it ran.
+func finishedCleanly(pod *corev1.Pod) bool {
+	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	return terminal && !hasDisruptionTarget(pod) && !lifecycle.DeletedWhileRunning(pod) &&
+		!(pod.DeletionTimestamp != nil && ptr.Deref(pod.DeletionGracePeriodSeconds, 0) > 0)
+}
+
+func hasDisruptionTarget(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
 // forget drops a Pod that is gone.
-func (d *deletions) forget(obj client.Object) {
+func (d *podHistory) forget(obj client.Object) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.seen, obj.GetUID())
+	delete(d.finished, obj.GetUID())
 }
 
-// mark sets on each Pod whether the watch saw it deleted before it finished.
-func (d *deletions) mark(pods []corev1.Pod) {
+// mark gives each Pod what the watch showed: the status it finished with,
+// if that changed since, and whether it was deleted before it finished.
+func (d *podHistory) mark(pods []corev1.Pod) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for i := range pods {
+		if status, ok := d.finished[pods[i].UID]; ok {
+			pods[i].Status = *status.DeepCopy()
+		}
 		_, seen := d.seen[pods[i].UID]
 		lifecycle.MarkSeenDeletedWhileRunning(&pods[i], seen)
 	}
 }
 
 // podEvents enqueues the At a Pod names, before and after a change (as
-// handler.EnqueueRequestsFromMapFunc does), and lets deletions watch each
+// handler.EnqueueRequestsFromMapFunc does), and lets the history watch each
 // state of the Pod on the way.
-func (d *deletions) podEvents() handler.TypedEventHandler[client.Object, reconcile.Request] {
+func (d *podHistory) podEvents() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	enqueue := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
 		for _, obj := range objs {
 			for _, req := range atOfPod(context.Background(), obj) {
@@ -78,6 +138,7 @@ func (d *deletions) podEvents() handler.TypedEventHandler[client.Object, reconci
 		},
 		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			d.observe(e.ObjectOld)
+			d.observeChange(e.ObjectOld, e.ObjectNew)
 			d.observe(e.ObjectNew)
 			enqueue(q, e.ObjectOld, e.ObjectNew)
 		},
