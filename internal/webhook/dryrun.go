@@ -129,8 +129,9 @@ const dryRunPlaceholder = "at"
 // between Ats of one template replaced by a placeholder: the labels
 // cnat.programming-kubernetes.info/at (the At's name) and …/at-uid.
 //
-// Why a verdict for one At holds for another with the same key: the dry
-// run refuses an At only when the API server's own validation refuses the
+// The requesting user is not in the key: the dry run is the controller's
+// own request (the guard answers for the user). Why a verdict for one At
+// holds for another with the same key: the dry run refuses an At only when the API server's own validation refuses the
 // Pod's fields (apply.PodFieldsInvalid), and that validation reads a label
 // only as a label value, on its own (labels have no total size; a
 // matchLabelKeys of an affinity or spread constraint copies the value into
