@@ -48,6 +48,9 @@ type AtValidator struct {
 	// PodCreateDecisions are the guard's recent "allowed" answers (nil:
 	// every At asks the API server).
 	PodCreateDecisions *PodCreateDecisions
+	// DryRunVerdicts are recent dry-run verdicts that an At's Pod is valid
+	// (nil: every At has its Pod dry-run).
+	DryRunVerdicts *DryRunVerdicts
 }
 
 // ValidateCreate validates a new At.

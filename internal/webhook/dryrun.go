@@ -2,12 +2,19 @@ package webhook
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -24,6 +31,11 @@ import (
 // namespace, a quota) is admitted with a warning: a template that asks for
 // more is the user's choice and still meets the namespace's policy when it
 // runs.
+//
+// A verdict that the Pod is valid (admitted, or admitted with a warning) is
+// reused for VerdictFor by every At whose dry-run Pod is the same up to what
+// is the At's own (DryRunVerdicts): Ats created in bulk mostly share their
+// template, and each dry run is a whole Pod create for the API server.
 func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admission.Warnings, error) {
 	if at.Status.Attempts > 0 {
 		return nil, nil // it has run: its Pods exist
@@ -35,9 +47,17 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 	// The At may have no UID or name yet; the dry run needs neither.
 	pod.OwnerReferences = nil
 	pod.Name, pod.GenerateName = "", "cnat-dry-run-"
+	key, err := dryRunKey(pod)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if warnings, ok := v.DryRunVerdicts.valid(key); ok {
+		return warnings, nil
+	}
 	err = v.Client.Create(ctx, pod, client.DryRunAll, client.FieldOwner(cnatv1beta1.FieldManager))
 	switch {
 	case err == nil:
+		v.DryRunVerdicts.remember(key, nil)
 		return nil, nil
 	case apply.PodFieldsInvalid(err):
 		// The API server's own validation of the Pod's fields: the spec is
@@ -51,8 +71,96 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 		// An admission plugin refused it, whatever code it chose (a quota's
 		// 403, a ValidatingAdmissionPolicy's 422, a webhook's 400): that can
 		// change before the At's time, and the controller reports it then.
-		return admission.Warnings{fmt.Sprintf("the Pod of this At would be refused if it ran now: %v", err)}, nil
+		warnings := admission.Warnings{fmt.Sprintf("the Pod of this At would be refused if it ran now: %v", err)}
+		v.DryRunVerdicts.remember(key, warnings)
+		return warnings, nil
 	}
+}
+
+// VerdictFor is how long a dry run's verdict that an At's Pod is valid is
+// reused for Ats whose Pod is the same up to the At's name and UID. Within
+// it, a change of the namespace that would make the API server refuse the
+// same Pod's fields (a LimitRange whose defaults exceed the template's
+// limits) is not seen by Ats of that template; after it, it is. Such a
+// change can come after any At was admitted anyway, and the controller
+// reports the Pod's refusal when the At runs.
+const VerdictFor = 10 * time.Second
+
+// DryRunVerdicts are recent dry-run verdicts that a Pod is valid, with the
+// warnings they gave, by dryRunKey; at most 4 096, the least recently used
+// dropped first. A refusal and a check that could not be made are never
+// remembered. A nil *DryRunVerdicts remembers nothing.
+type DryRunVerdicts struct {
+	cache *utilcache.LRUExpireCache
+}
+
+// NewDryRunVerdicts returns an empty DryRunVerdicts on the real clock.
+func NewDryRunVerdicts() *DryRunVerdicts {
+	return newDryRunVerdicts(clock.RealClock{})
+}
+
+func newDryRunVerdicts(c utilcache.Clock) *DryRunVerdicts {
+	return &DryRunVerdicts{cache: utilcache.NewLRUExpireCacheWithClock(4096, c)}
+}
+
+func (d *DryRunVerdicts) valid(key string) (admission.Warnings, bool) {
+	if d == nil {
+		return nil, false
+	}
+	w, ok := d.cache.Get(key)
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(w.(admission.Warnings)), true
+}
+
+func (d *DryRunVerdicts) remember(key string, warnings admission.Warnings) {
+	if d != nil {
+		d.cache.Add(key, slices.Clone(warnings), VerdictFor)
+	}
+}
+
+// dryRunPlaceholder stands for an At's name and UID in dryRunKey.
+const dryRunPlaceholder = "at"
+
+// dryRunKey identifies what a dry run of pod checks: the Pod as sent (its
+// namespace, spec, labels, annotations, finalizers), in its JSON encoding
+// (map keys sorted), with the two values that are the At's own and differ
+// between Ats of one template replaced by a placeholder: the labels
+// cnat.programming-kubernetes.info/at (the At's name) and …/at-uid.
+//
+// The requesting user is not in the key: the dry run is the controller's
+// own request (the guard answers for the user). Why a verdict for one At
+// holds for another with the same key: the dry run refuses an At only when the API server's own validation refuses the
+// Pod's fields (apply.PodFieldsInvalid), and that validation reads a label
+// only as a label value, on its own (labels have no total size; a
+// matchLabelKeys of an affinity or spread constraint copies the value into
+// a selector, where it is again a label value). Both values are valid label
+// values for every At that reaches the dry run: the name is a DNS subdomain
+// (the API server's rule for every custom resource's name) of at most 63
+// characters (the CRD's CEL rule, and validateAt before the dry run), which
+// is a valid label value; the UID is the API server's UUID, or empty before
+// one is set. The Pod's name is not in the key because the dry run never
+// sends it (generateName instead), today as before; the real
+// <at>-<uid8>-<attempt> is a DNS subdomain far below the 253 characters a
+// Pod name may have for every such At (apply.PodName). Everything else the
+// Pod carries (the spec-hash and generation annotations among it) is in the
+// key. What an admission plugin answers may depend on the left-out values
+// (a policy that reads the at label): that only ever makes a warning, never
+// a refusal, and a warning is reused like a valid verdict.
+func dryRunKey(pod *corev1.Pod) (string, error) {
+	keyed := pod.DeepCopy()
+	for _, label := range []string{cnatv1beta1.LabelAt, cnatv1beta1.LabelAtUID} {
+		if _, ok := keyed.Labels[label]; ok {
+			keyed.Labels[label] = dryRunPlaceholder
+		}
+	}
+	raw, err := json.Marshal(keyed)
+	if err != nil {
+		return "", fmt.Errorf("encoding the dry-run Pod: %w", err)
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // podErrorsAsAtErrors names the Pod's invalid fields as the At's: the Pod's

@@ -257,6 +257,40 @@ func hostileInputs() []inputCase {
 		), "spec.template.spec.containers[0]", "not 1048577"),
 	)...)
 
+	// A template in which the defaulting webhook has nothing to write
+	// (restartPolicy set, every container and init container with an
+	// image), which its matchConditions leave out, or with values of types
+	// the condition must not choke on: each refused as before, naming the
+	// field, never with an error of the condition's.
+	defaulted := func(name string, spec map[string]any, wantField, wantText string) inputCase {
+		full := map[string]any{"restartPolicy": "Never"}
+		for k, v := range spec {
+			full[k] = v
+		}
+		return inputCase{class: "nothing to default", name: name, edit: template(full), wantField: wantField, wantText: wantText}
+	}
+	main := func(fields map[string]any) []any { return container(fields)["containers"].([]any) }
+	// Through v1alpha1 a value of the wrong type is refused by the
+	// conversion webhook, naming the same field.
+	withV1alpha1 := func(c inputCase, text string) inputCase {
+		c.wantTextV1alpha1 = text
+		return c
+	}
+	add(inBothVersions(
+		inputCase{class: "nothing to default", name: "a valid template", edit: template(map[string]any{"restartPolicy": "Never", "containers": main(nil)}),
+			accept: true, stored: "spec.template.spec.restartPolicy"},
+		defaulted("container name not a DNS label", map[string]any{"containers": main(map[string]any{"name": "Main_Container"})}, "spec.template.spec.containers[0].name", "RFC 1123"),
+		defaulted("containers null", map[string]any{"containers": nil}, "spec.template.spec.containers", "Required value"),
+		withV1alpha1(defaulted("containers a string", map[string]any{"containers": "main"}, "spec.template.spec.containers", "must be of type array"), "cannot unmarshal string"),
+		defaulted("a container null", map[string]any{"containers": []any{nil}}, "spec.template.spec.containers[0].name", "Required value"),
+		withV1alpha1(defaulted("image a number", map[string]any{"containers": main(map[string]any{"image": 5})}, "spec.template.spec.containers[0].image", "must be of type string"), "cannot unmarshal number"),
+		withV1alpha1(defaulted("restartPolicy a number", map[string]any{"restartPolicy": 5, "containers": main(nil)}, "spec.template.spec.restartPolicy", "must be of type string"), "cannot unmarshal number"),
+		withV1alpha1(defaulted("initContainers a list of a string", map[string]any{"initContainers": []any{"init"}, "containers": main(nil)}, "spec.template.spec.initContainers[0]", "must be of type object"), "cannot unmarshal string"),
+		defaulted("initContainers null, a container name not a DNS label", map[string]any{"initContainers": nil, "containers": main(map[string]any{"name": "Main_Container"})}, "spec.template.spec.containers[0].name", "RFC 1123"),
+		inputCase{class: "nothing to default", name: "template spec null", edit: set("spec.template", map[string]any{"spec": nil}), wantField: "spec.template.spec.containers", wantText: "must be of type array"},
+		withV1alpha1(inputCase{class: "nothing to default", name: "template a string", edit: set("spec.template", "main"), wantField: "spec.template", wantText: "must be of type object"}, "cannot unmarshal string"),
+	)...)
+
 	return cases
 }
 
