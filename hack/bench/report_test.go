@@ -1,7 +1,6 @@
 package main
 
 import (
-	"k8s.io/utils/ptr"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"gonum.org/v1/plot/plotter"
+	"k8s.io/utils/ptr"
 )
 
 func fixture() *Result {

@@ -456,14 +456,6 @@ func (s *atStore) wakeAt(key types.NamespacedName, t time.Time) bool {
 	return true
 }
 
-// compact says whether the store holds the At of key compact.
-func (s *atStore) compact(key types.NamespacedName) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.entries[key]
-	return e != nil && e.at == nil
-}
-
 // summaries calls f with the summary of every At.
 func (s *atStore) summaries(f func(atSummary)) {
 	s.mu.Lock()

@@ -2,10 +2,10 @@ package controller
 
 import (
 	"context"
-	"github.com/go-logr/logr"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -157,4 +157,12 @@ func TestStoreTakesAtsAsTheyStreamIn(t *testing.T) {
 	req, _ = queue.Get()
 	g.Expect(req.Name).To(Equal("gone"))
 	g.Expect(s.wakes).To(HaveLen(1), "the compact At keeps its wake-up")
+}
+
+// compact says whether the store holds the At of key compact.
+func (s *atStore) compact(key types.NamespacedName) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key]
+	return e != nil && e.at == nil
 }

@@ -86,7 +86,7 @@ func (d *podHistory) observeChange(oldObj, newObj client.Object) {
 func finishedCleanly(pod *corev1.Pod) bool {
 	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 	return terminal && !hasDisruptionTarget(pod) && !lifecycle.DeletedWhileRunning(pod) &&
-		!(pod.DeletionTimestamp != nil && ptr.Deref(pod.DeletionGracePeriodSeconds, 0) > 0)
+		(pod.DeletionTimestamp == nil || ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0)
 }
 
 func hasDisruptionTarget(pod *corev1.Pod) bool {
