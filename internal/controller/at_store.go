@@ -29,16 +29,15 @@ const DefaultPrefetch = 5 * time.Minute
 // keeps each At whole only while the controller may need it.
 //
 // Most Ats are waiting: for their time (hours or days ahead), or for
-// nothing (finished, suspended, a spec that cannot run). Of such an At the
+// nothing (suspended, a spec that cannot run). Of such an At the
 // controller needs nothing until its time comes, so the store keeps a
 // compact entry — its name, incarnation, version, generation, what the
 // metrics count, and the instant until which it is quiet — and the decoded
 // At is dropped as soon as it arrives (an informer would keep it, about ten
 // times the size). An At is quiet when its status, written for this very
-// generation, says it is pending and scheduled, suspended, invalid or
-// finished (until its TTL): the decision on it can then only change with
-// time, which the entry records, or with a change to the At or its Pods,
-// which the watches deliver whole.
+// generation, says it is pending and scheduled, suspended or invalid: the
+// decision on it can then only change with time, which the entry records,
+// or with a change to the At or its Pods, which the watches deliver whole.
 //
 // One heap ordered by wake-up time, with one timer, wakes compact Ats
 // prefetch before they are due, and Ats whose reconcile asked to be looked
@@ -123,33 +122,26 @@ func (e *atEntry) key() types.NamespacedName {
 
 // quietUntil says until when an At needs nothing from the controller, if
 // that follows from its status: written for this generation, it says the At
-// waits for its time, is suspended, cannot run, or is finished (until its
-// TTL is up). Anything else — new, changed, starting, running, refused,
-// being deleted — is not quiet.
+// waits for its time, is suspended, or cannot run. Anything else — new,
+// changed, starting, running, refused, being deleted, finished — is not
+// quiet. A finished At is not: its Pods' events (the release of their
+// tracking finalizer, their deletion) each bring a reconcile, which would
+// read a compact At from the API server; make bench saw that as a GET an At
+// at the end of every burst.
 func quietUntil(at *cnatv1beta1.At) (time.Time, bool) {
 	forever := time.Unix(0, math.MaxInt64)
 	st := &at.Status
-	if at.DeletionTimestamp != nil || st.ObservedGeneration != at.Generation {
+	if at.DeletionTimestamp != nil || st.ObservedGeneration != at.Generation ||
+		st.Phase != cnatv1beta1.PhasePending || st.Attempts != 0 {
 		return time.Time{}, false
 	}
-	switch {
-	case st.Phase == cnatv1beta1.PhasePending && st.Attempts == 0:
-		switch st.Reason {
-		case cnatv1beta1.ReasonScheduled:
-			if st.ScheduledTime != nil {
-				return st.ScheduledTime.Time, true
-			}
-		case cnatv1beta1.ReasonSuspended, cnatv1beta1.ReasonInvalidSpec:
-			return forever, true
+	switch st.Reason {
+	case cnatv1beta1.ReasonScheduled:
+		if st.ScheduledTime != nil {
+			return st.ScheduledTime.Time, true
 		}
-	case st.Phase.Finished():
-		ttl := at.Spec.TTLSecondsAfterFinished
-		switch {
-		case ttl == nil:
-			return forever, true
-		case st.CompletionTime != nil:
-			return st.CompletionTime.Add(time.Duration(*ttl) * time.Second), true
-		}
+	case cnatv1beta1.ReasonSuspended, cnatv1beta1.ReasonInvalidSpec:
+		return forever, true
 	}
 	return time.Time{}, false
 }

@@ -101,15 +101,14 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	h.g.Expect(mgr.GetCache().List(h.ctx, &cached, client.InNamespace(h.ns))).To(Succeed())
 	h.g.Expect(cached.Items).To(ConsistOf(HaveField("Name", pod.Name)), "only cnat's Pods are cached")
 
-	// A settled At is kept compact (no TTL: it needs nothing more), and a
-	// reconcile of it, which reads it afresh, leaves it as it is.
+	// A settled At is kept whole (its Pods' events still come), and a
+	// reconcile of it leaves it as it is.
 	key := client.ObjectKey{Namespace: h.ns, Name: "soon"}
-	h.g.Eventually(func() bool { return r.ats.compact(key) }).Should(BeTrue(), "a settled At is kept compact")
 	settled := h.at("soon").ResourceVersion
 	_, err := r.Reconcile(h.ctx, ctrl.Request{NamespacedName: key})
 	h.g.Expect(err).NotTo(HaveOccurred())
 	h.g.Expect(h.at("soon").ResourceVersion).To(Equal(settled), "a settled At stays as it is")
-	h.g.Expect(r.ats.compact(key)).To(BeTrue(), "and compact")
+	h.g.Expect(r.ats.compact(key)).To(BeFalse(), "and whole")
 
 	var events eventsv1.EventList
 	h.g.Eventually(func(g Gomega) []string {
