@@ -371,23 +371,8 @@ func (r *run) judge(ctx context.Context) (judge.Verdict, judge.Record, error) {
 	if err := r.h.c.List(ctx, &ats, client.InNamespace(r.ns)); err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
 		return judge.Verdict{}, judge.Record{}, fmt.Errorf("listing the Ats: %w", err)
 	}
-	alive := map[types.UID]*cnatv1beta1.At{}
-	for i := range ats.Items {
-		alive[ats.Items[i].UID] = &ats.Items[i]
-	}
 	r.mu.Lock()
-	incarnations := make([]judge.Incarnation, 0, len(r.created))
-	for _, inc := range r.created {
-		inc.Samples = r.samples[inc.UID]
-		if at, ok := alive[types.UID(inc.UID)]; ok {
-			inc.Alive = true
-			inc.Phase = string(at.Status.Phase)
-			inc.Reason = at.Status.Reason
-			inc.PodName = at.Status.PodName
-			inc.ExitCode = at.Status.ExitCode
-		}
-		incarnations = append(incarnations, inc)
-	}
+	incarnations, _ := judge.Settle(r.created, r.samples, ats.Items)
 	refused := r.refused
 	r.mu.Unlock()
 	v := judge.Judge(incarnations, rec)

@@ -496,26 +496,8 @@ func (h *harness) judge(ctx context.Context) (judge.Verdict, judge.Record, error
 	if err := h.c.List(ctx, &ats, client.InNamespace(h.ns)); err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
 		return judge.Verdict{}, judge.Record{}, fmt.Errorf("listing the Ats: %w", err)
 	}
-	alive := map[types.UID]*cnatv1beta1.At{}
-	for i := range ats.Items {
-		alive[ats.Items[i].UID] = &ats.Items[i]
-	}
 	h.mu.Lock()
-	incarnations := make([]judge.Incarnation, 0, len(h.created))
-	var gone []string
-	for _, inc := range h.created {
-		inc.Samples = h.samples[inc.UID]
-		if at, ok := alive[types.UID(inc.UID)]; ok {
-			inc.Alive = true
-			inc.Phase = string(at.Status.Phase)
-			inc.Reason = at.Status.Reason
-			inc.PodName = at.Status.PodName
-			inc.ExitCode = at.Status.ExitCode
-		} else {
-			gone = append(gone, inc.Name)
-		}
-		incarnations = append(incarnations, inc)
-	}
+	incarnations, gone := judge.Settle(h.created, h.samples, ats.Items)
 	h.mu.Unlock()
 	v := judge.Judge(incarnations, rec)
 	for _, name := range gone {

@@ -286,13 +286,18 @@ func (s *atStore) admitted(e *atEntry, changed bool) {
 }
 
 func (s *atStore) Delete(obj any) error {
-	e, err := s.entryOf(obj)
+	// Only its key: an At that is gone is not worth an entry.
+	k, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return err
 	}
+	ns, name, err := cache.SplitMetaNamespaceKey(k)
+	if err != nil {
+		return err
+	}
+	key := types.NamespacedName{Namespace: ns, Name: name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := e.key()
 	if old := s.entries[key]; old != nil {
 		if old.index >= 0 {
 			heap.Remove(&s.wakes, old.index)
@@ -330,13 +335,8 @@ func (s *atStore) Replace(list []any, _ string) error {
 		if w := wakes[key]; !changed && w != 0 {
 			s.setWake(e, w)
 		}
-		if prev == e {
-			// Taken as it streamed in, and reconciled then if need be.
-			if e.at == nil && e.quiet != math.MaxInt64 {
-				s.setWake(e, e.quiet-int64(s.prefetch))
-			}
-			continue
-		}
+		// One taken as it streamed in (prev == e) is not changed: it was
+		// reconciled then if need be.
 		s.admitted(e, changed)
 	}
 	for key := range old {
