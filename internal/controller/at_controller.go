@@ -92,7 +92,11 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return ctrl.Result{}, err
 	case res.Stalled != nil:
 		return ctrl.Result{}, reconcile.TerminalError(res.Stalled)
-	case res.Until.IsZero():
+	}
+	if r.ats != nil && e.settled() {
+		r.ats.settle(e.at, res.Until)
+	}
+	if res.Until.IsZero() {
 		return ctrl.Result{}, nil
 	}
 	wait := max(res.Until.Sub(now), 0)

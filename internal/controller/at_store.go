@@ -38,6 +38,7 @@ const DefaultPrefetch = 5 * time.Minute
 // generation, says it is pending and scheduled, suspended or invalid: the
 // decision on it can then only change with time, which the entry records,
 // or with a change to the At or its Pods, which the watches deliver whole.
+// A finished At is quiet once a reconcile says it settled (settle).
 //
 // One heap ordered by wake-up time, with one timer, wakes compact Ats
 // prefetch before they are due, and Ats whose reconcile asked to be looked
@@ -100,6 +101,9 @@ type atEntry struct {
 	// index its place in the heap.
 	wake  int64
 	index int
+	// settled is set when a reconcile of this incarnation and generation
+	// found the At finished with nothing left to do before quiet (settle).
+	settled bool
 }
 
 // atSummary is what the metrics count of an At.
@@ -124,10 +128,10 @@ func (e *atEntry) key() types.NamespacedName {
 // that follows from its status: written for this generation, it says the At
 // waits for its time, is suspended, or cannot run. Anything else — new,
 // changed, starting, running, refused, being deleted, finished — is not
-// quiet. A finished At is not: its Pods' events (the release of their
-// tracking finalizer, their deletion) each bring a reconcile, which would
+// quiet by its status alone. A finished At is not: its Pods' events (the
+// release of their tracking finalizer) each bring a reconcile, which would
 // read a compact At from the API server; make bench saw that as a GET an At
-// at the end of every burst.
+// at the end of every burst. It is quiet once a reconcile settles it.
 func quietUntil(at *cnatv1beta1.At) (time.Time, bool) {
 	forever := time.Unix(0, math.MaxInt64)
 	st := &at.Status
@@ -266,6 +270,9 @@ func (s *atStore) take(e *atEntry) {
 		if !changed && old.wake != 0 {
 			s.setWake(e, old.wake)
 		}
+		if !changed {
+			s.carrySettled(old, e)
+		}
 	}
 	s.entries[key] = e
 	s.admitted(e, changed)
@@ -334,6 +341,9 @@ func (s *atStore) Replace(list []any, _ string) error {
 		changed := prev == nil || prev.uid != e.uid || prev.generation != e.generation
 		if w := wakes[key]; !changed && w != 0 {
 			s.setWake(e, w)
+		}
+		if !changed && prev != e {
+			s.carrySettled(prev, e)
 		}
 		// One taken as it streamed in (prev == e) is not changed: it was
 		// reconciled then if need be.
@@ -432,7 +442,60 @@ func (s *atStore) offer(at *cnatv1beta1.At) {
 		return
 	}
 	trimmed, _ := trimAt(at.DeepCopy())
-	e.at, e.quiet = trimmed.(*cnatv1beta1.At), 0
+	// Read whole, it waits for a reconcile to settle it again.
+	e.at, e.quiet, e.settled = trimmed.(*cnatv1beta1.At), 0, false
+}
+
+// settle is told by a reconcile that the At, as it read it, has finished
+// and needs nothing more from the controller before until (zero: never;
+// its TTL otherwise): its status is written, its Pods released. Such an At
+// is kept compact from then on, this version and the next ones of the same
+// incarnation and generation that still say it finished (its status
+// written again, its metadata edited), until prefetch before until. Only a
+// reconcile can tell: the store does not see whether the At's Pods still
+// carry the tracking finalizer, and each of their events brings a reconcile
+// that would read a compact At from the API server. Thousands of settled
+// Ats then cost what thousands of pending ones do.
+func (s *atStore) settle(at *cnatv1beta1.At, until time.Time) {
+	quiet := int64(math.MaxInt64)
+	if !until.IsZero() {
+		quiet = until.UnixNano()
+	}
+	if time.Duration(quiet-s.clock.Now().UnixNano()) <= s.prefetch {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[types.NamespacedName{Namespace: at.Namespace, Name: at.Name}]
+	if e == nil || e.at == nil || e.uid != at.UID || e.generation != at.Generation {
+		return
+	}
+	e.settled, e.quiet = true, quiet
+	if s.compactSettled(e) {
+		s.admitted(e, false)
+	}
+}
+
+// carrySettled passes on to e, a new version of the At of old (the same
+// incarnation and generation), that settle was told of old, and compacts
+// e if it may. Called with mu held.
+func (s *atStore) carrySettled(old, e *atEntry) {
+	if old.settled && e.at != nil {
+		e.settled, e.quiet = true, old.quiet
+		s.compactSettled(e)
+	}
+}
+
+// compactSettled drops the At of a whole entry settle was told of if the
+// At says it finished and is not being deleted (the status write that
+// finished it may come after the reconcile that settled it), and says
+// whether it did. Called with mu held.
+func (s *atStore) compactSettled(e *atEntry) bool {
+	if !e.settled || e.at == nil || !e.at.Status.Phase.Finished() || e.at.DeletionTimestamp != nil {
+		return false
+	}
+	e.at = nil
+	return true
 }
 
 // wakeAt has the heap wake the At of key at t, and says whether it will

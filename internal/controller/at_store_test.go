@@ -52,8 +52,10 @@ func TestStoreKeepsQuietAtsCompact(t *testing.T) {
 		{storeAt("invalid", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonInvalidSpec, now), true},
 		{storeAt("refused", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonPodForbidden, later), false},
 		{storeAt("running", "1", cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, now), false},
-		// Finished: its Pods' events still bring reconciles, which would
-		// read a compact At from the API server each time.
+		// Finished: compact only once a reconcile settled it
+		// (TestStoreKeepsSettledAtsCompact): its Pods' events until then
+		// each bring a reconcile, which would read a compact At from the
+		// API server.
 		{storeAt("done", "1", cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonBackoffLimitExceeded, now), false},
 		{ttlSoon, false},
 		{ttlLater, false},
@@ -127,6 +129,85 @@ func TestStoreWakesAndTakesOnlyTheVersionItHolds(t *testing.T) {
 	g.Eventually(queue.Len).Should(Equal(1))
 	_, found = s.get(key)
 	g.Expect(found).To(BeFalse())
+}
+
+// TestStoreKeepsSettledAtsCompact: an At a reconcile settled is compact
+// while its versions of that incarnation and generation say it finished,
+// whole again once read from the API server or changed, and woken prefetch
+// before its TTL is up.
+func TestStoreKeepsSettledAtsCompact(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(now)
+	s := newAtStore(clk, 5*time.Minute, logr.Discard())
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer queue.ShutDown()
+	s.attach(t.Context(), queue)
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	drain := func() {
+		for queue.Len() > 0 {
+			req, _ := queue.Get()
+			queue.Done(req)
+		}
+	}
+
+	running := storeAt("a", "1", cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, now)
+	g.Expect(s.Add(running)).To(Succeed())
+	drain()
+	// The reconcile that wrote the outcome settles the version it read;
+	// the store holds it whole until the outcome's own version arrives.
+	s.settle(running, time.Time{})
+	g.Expect(s.compact(key)).To(BeFalse(), "a running version stays whole")
+	succeeded := storeAt("a", "2", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now)
+	g.Expect(s.Update(succeeded)).To(Succeed())
+	g.Expect(s.compact(key)).To(BeTrue(), "its outcome: compact")
+	relabelled := storeAt("a", "3", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now)
+	relabelled.Labels = map[string]string{"team": "b"}
+	g.Expect(s.Update(relabelled)).To(Succeed())
+	g.Expect(s.compact(key)).To(BeTrue(), "metadata edited, still finished: compact")
+	g.Expect(s.Replace([]any{relabelled.DeepCopy()}, "3")).To(Succeed())
+	g.Expect(s.compact(key)).To(BeTrue(), "listed again: compact")
+	g.Expect(queue.Len()).To(BeZero(), "none of it reconciled")
+
+	// Read from the API server (a Pod event's reconcile), it is whole until
+	// a reconcile settles it again.
+	s.offer(relabelled.DeepCopy())
+	g.Expect(s.compact(key)).To(BeFalse())
+	g.Expect(s.Update(storeAt("a", "4", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now))).To(Succeed())
+	g.Expect(s.compact(key)).To(BeFalse(), "not settled since it was read")
+	at, _ := s.get(key)
+	s.settle(at, time.Time{})
+	g.Expect(s.compact(key)).To(BeTrue())
+
+	// Edited: a new generation is reconciled, whole.
+	edited := storeAt("a", "5", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now)
+	edited.Generation = 2
+	g.Expect(s.Update(edited)).To(Succeed())
+	g.Expect(s.compact(key)).To(BeFalse())
+	g.Expect(queue.Len()).To(Equal(1))
+	drain()
+
+	// A TTL: settled only if it is up later than prefetch from now, and
+	// woken prefetch before.
+	ttl := storeAt("ttl", "1", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now)
+	g.Expect(s.Add(ttl)).To(Succeed())
+	drain()
+	ttlKey := types.NamespacedName{Namespace: "ns", Name: "ttl"}
+	s.settle(ttl, now.Add(4*time.Minute))
+	g.Expect(s.compact(ttlKey)).To(BeFalse(), "its TTL within the prefetch: whole")
+	s.settle(ttl, now.Add(time.Hour))
+	g.Expect(s.compact(ttlKey)).To(BeTrue())
+	clk.Step(54 * time.Minute)
+	g.Consistently(queue.Len).Should(BeZero())
+	clk.Step(time.Minute)
+	g.Eventually(queue.Len).Should(Equal(1), "woken prefetch before its TTL is up")
+
+	// Being deleted: whole.
+	deleting := storeAt("deleting", "1", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now)
+	deleting.DeletionTimestamp = &metav1.Time{Time: now}
+	g.Expect(s.Add(deleting)).To(Succeed())
+	s.settle(deleting, time.Time{})
+	g.Expect(s.compact(types.NamespacedName{Namespace: "ns", Name: "deleting"})).To(BeFalse())
 }
 
 // TestStoreTakesAtsAsTheyStreamIn: during the reflector's streaming list an

@@ -21,6 +21,13 @@ type effects struct {
 	r   *AtReconciler
 	ctx context.Context
 	key types.NamespacedName
+
+	// at is the At the reconcile last read, status the status it last
+	// wrote, and acted says whether it created, released or deleted
+	// anything: what settled reads.
+	at     *cnatv1beta1.At
+	status *cnatv1beta1.AtStatus
+	acted  bool
 }
 
 var _ lifecycle.Effects = (*effects)(nil)
@@ -29,17 +36,35 @@ var _ lifecycle.Effects = (*effects)(nil)
 // from the API server and offered back to it (atStore).
 func (e *effects) CachedAt() (*cnatv1beta1.At, error) {
 	if e.r.ats == nil {
-		return e.r.readAt(e.ctx, e.r.Client, e.key)
+		return e.read(e.r.readAt(e.ctx, e.r.Client, e.key))
 	}
 	at, found := e.r.ats.get(e.key)
 	if at != nil || !found {
-		return at, nil
+		return e.read(at, nil)
 	}
 	fresh, err := e.r.readAt(e.ctx, e.r.APIReader, e.key)
 	if fresh != nil {
 		e.r.ats.offer(fresh)
 	}
-	return fresh, err
+	return e.read(fresh, err)
+}
+
+func (e *effects) read(at *cnatv1beta1.At, err error) (*cnatv1beta1.At, error) {
+	e.at = at
+	return at, err
+}
+
+// settled says whether the reconcile left the At finished with nothing
+// done but, at most, its status written: the store may then keep it
+// compact (atStore.settle).
+func (e *effects) settled() bool {
+	if e.acted || e.at == nil {
+		return false
+	}
+	if e.status != nil {
+		return e.status.Phase.Finished()
+	}
+	return e.at.Status.Phase.Finished()
 }
 
 func (e *effects) CachedPods() ([]corev1.Pod, error) {
@@ -47,7 +72,7 @@ func (e *effects) CachedPods() ([]corev1.Pod, error) {
 }
 
 func (e *effects) FreshAt(cached *cnatv1beta1.At, d lifecycle.Decision) (*cnatv1beta1.At, error) {
-	return e.r.confirmAt(e.ctx, e.key, cached, d)
+	return e.read(e.r.confirmAt(e.ctx, e.key, cached, d))
 }
 
 func (e *effects) FreshPods() ([]corev1.Pod, error) {
@@ -55,20 +80,24 @@ func (e *effects) FreshPods() ([]corev1.Pod, error) {
 }
 
 func (e *effects) CreatePod(at *cnatv1beta1.At, d lifecycle.Decision) (*lifecycle.Refusal, error) {
+	e.acted = true
 	return e.r.createPod(e.ctx, at, d)
 }
 
 func (e *effects) WriteStatus(at *cnatv1beta1.At, status *cnatv1beta1.AtStatus) error {
+	e.status = status
 	return e.r.writeStatus(e.ctx, at, status)
 }
 
 func (e *effects) Release(pod *corev1.Pod) error {
+	e.acted = true
 	return e.r.release(e.ctx, pod)
 }
 
 // DeleteAt deletes the At whose TTL is up: that very incarnation (its UID),
 // with its Pods deleted by the garbage collector in the background.
 func (e *effects) DeleteAt(at *cnatv1beta1.At) error {
+	e.acted = true
 	ctrl.LoggerFrom(e.ctx).Info("Deleting At: its TTL after finishing is up", "ttlSecondsAfterFinished", *at.Spec.TTLSecondsAfterFinished)
 	err := e.r.Client.Delete(e.ctx, at, client.Preconditions{UID: &at.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if err != nil && !apierrors.IsNotFound(err) {

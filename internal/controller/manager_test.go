@@ -61,11 +61,23 @@ func (h *harness) startManagerWith(prefetch time.Duration, funcs interceptor.Fun
 	return r, registry, mgr
 }
 
+// countAtGets counts the reconciler's GETs of the harness's Ats from the
+// API server (the store holds other tests' Ats too).
+func (h *harness) countAtGets(gets *atomic.Int32) func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if _, ok := obj.(*cnatv1beta1.At); ok && key.Namespace == h.ns {
+			gets.Add(1)
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}
+}
+
 // TestManagerRunsAnAtOnTime runs an At in the manager, from creation to its
-// Pod's end, within the store's prefetch: it is whole all along.
+// Pod's end, within the store's prefetch (it is whole until it settles).
 func TestManagerRunsAnAtOnTime(t *testing.T) {
 	h := newHarness(t)
-	r, registry, mgr := h.startManager(0)
+	var gets atomic.Int32
+	r, registry, mgr := h.startManagerWith(0, interceptor.Funcs{Get: h.countAtGets(&gets)})
 
 	// A Pod that is not cnat's stays out of the controller's cache.
 	foreign := &corev1.Pod{
@@ -93,6 +105,7 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	h.g.Expect(pod.CreationTimestamp.Time).To(BeTemporally(">=", scheduled), "not before its time")
 
 	h.g.Eventually(phase, 10*time.Second).Should(Equal(cnatv1beta1.PhaseRunning))
+	beforeEnd := gets.Load()
 	h.finishPod(pod.Name, 0)
 	h.g.Eventually(phase, 10*time.Second).Should(Equal(cnatv1beta1.PhaseSucceeded))
 	h.g.Expect(h.at("soon").Status.ExitCode).To(Equal(ptr.To[int32](0)))
@@ -101,14 +114,21 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	h.g.Expect(mgr.GetCache().List(h.ctx, &cached, client.InNamespace(h.ns))).To(Succeed())
 	h.g.Expect(cached.Items).To(ConsistOf(HaveField("Name", pod.Name)), "only cnat's Pods are cached")
 
-	// A settled At is kept whole (its Pods' events still come), and a
-	// reconcile of it leaves it as it is.
+	// Settled — its status written, its Pod released — the At is kept
+	// compact, and nothing reads it from the API server meanwhile. A later
+	// reconcile (a Pod event) reads it once, changes nothing, and leaves it
+	// compact again.
 	key := client.ObjectKey{Namespace: h.ns, Name: "soon"}
+	h.g.Eventually(func() bool { return r.ats.compact(key) }, 5*time.Second, 20*time.Millisecond).Should(BeTrue(), "settled: compact")
+	h.g.Consistently(gets.Load, time.Second).Should(Equal(beforeEnd),
+		"neither its end nor its settling, nor anything after, reads the At from the API server")
+	before := gets.Load()
 	settled := h.at("soon").ResourceVersion
 	_, err := r.Reconcile(h.ctx, ctrl.Request{NamespacedName: key})
 	h.g.Expect(err).NotTo(HaveOccurred())
+	h.g.Expect(gets.Load()).To(Equal(before+1), "read once")
 	h.g.Expect(h.at("soon").ResourceVersion).To(Equal(settled), "a settled At stays as it is")
-	h.g.Expect(r.ats.compact(key)).To(BeFalse(), "and whole")
+	h.g.Expect(r.ats.compact(key)).To(BeTrue(), "and compact")
 
 	var events eventsv1.EventList
 	h.g.Eventually(func(g Gomega) []string {
@@ -173,12 +193,7 @@ func TestRestartKeepsPendingAtsCompact(t *testing.T) {
 	h.g.Expect(h.at("soon").Status.Reason).To(Equal(cnatv1beta1.ReasonScheduled))
 
 	var gets atomic.Int32
-	r, _, mgr := h.startManagerWith(prefetch, interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-		if _, ok := obj.(*cnatv1beta1.At); ok && key.Namespace == h.ns { // the store holds other tests' Ats too
-			gets.Add(1)
-		}
-		return c.Get(ctx, key, obj, opts...)
-	}})
+	r, _, mgr := h.startManagerWith(prefetch, interceptor.Funcs{Get: h.countAtGets(&gets)})
 	h.g.Expect(mgr.GetCache().WaitForCacheSync(h.ctx)).To(BeTrue())
 	h.g.Eventually(r.ats.synced, 10*time.Second).Should(BeClosed())
 	for i := range n {
