@@ -295,7 +295,7 @@ func (w world) notStarted(d *Decision, now, scheduled time.Time) {
 		w.finish(d, now, cnatv1beta1.PhaseMissed, cnatv1beta1.ReasonMissed, fmt.Sprintf(
 			"Not run: scheduled for %s, its starting deadline of %ds had passed at %s",
 			when, *w.at.Spec.StartingDeadlineSeconds, now.UTC().Format(time.RFC3339)), podResult{})
-	default:
+	default: // scheduler.Due
 		w.start(d, now, 1)
 	}
 }
