@@ -12,12 +12,10 @@ import (
 )
 
 // ScheduledTime is the instant spec names: its schedule, read in its time
-// zone if it has one. When it names none, the error is about spec.schedule
-// or spec.timeZone, worded as the API server words an invalid field, with
-// the scheduler's detail: the validating webhook refuses the At with it,
-// Decide reports it (InvalidSpec) and cnatctl at refuses the time it was
-// given with it, so all three say the same. The scheduler knows times, not
-// the At's fields: this is where they are named.
+// zone if it has one; else the field error on spec.schedule or
+// spec.timeZone, in the scheduler's words. The webhook refuses an At with
+// it, Decide reports it (InvalidSpec), cnatctl at refuses a time with it:
+// the scheduler knows values, not the At's fields, which are named here.
 func ScheduledTime(spec *cnatv1beta1.AtSpec) (time.Time, *field.Error) {
 	t, err := scheduler.ParseSchedule(spec.Schedule, ptr.Deref(spec.TimeZone, ""))
 	if err == nil {
