@@ -36,8 +36,9 @@ import (
 //
 // The leader election Lease and the Events of the manager itself, in
 // cnat-system; the reviews that authenticate and authorize scrapers of the
-// metrics endpoint. The reconciler's own rules are beside it
-// (internal/controller/at_controller.go).
+// metrics endpoint. The other rules stand beside the code that needs them:
+// the reconciler's in internal/controller/at_controller.go, the certificate
+// rotation's in webhooks.go, the validating webhook's in internal/webhook.
 
 // options are the controller's command-line settings.
 type options struct {

@@ -61,11 +61,7 @@ Objects annotated ` + manifests.SkipAnnotation + `=` + manifests.SkipValue + `
   cnatctl apply -k kustomize/overlays/local --prune --wait --timeout 2m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objects, err := manifests.Build(s.dir)
-			if err != nil {
-				return err
-			}
-			a, err := s.applier(flags, streams.Out)
+			objects, a, err := s.load(flags, streams.Out)
 			if err != nil {
 				return err
 			}

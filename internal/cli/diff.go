@@ -39,11 +39,7 @@ end.
   cnatctl diff -k kustomize/overlays/local --verbose --prune`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objects, err := manifests.Build(s.dir)
-			if err != nil {
-				return err
-			}
-			a, err := s.applier(flags, streams.Out)
+			objects, a, err := s.load(flags, streams.Out)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/programming-kubernetes/cnat/internal/manifests"
@@ -29,29 +30,34 @@ func (s *setFlags) addSet(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&s.inventoryNamespace, "inventory-namespace", manifests.DefaultInventoryNamespace, "namespace of the ApplySet's parent Secret")
 }
 
-// applier connects to the cluster as the set.
-func (s *setFlags) applier(flags *genericclioptions.ConfigFlags, out io.Writer) (*manifests.Applier, error) {
+// load renders the overlay and connects to the cluster as the set: what
+// diff and apply start with.
+func (s *setFlags) load(flags *genericclioptions.ConfigFlags, out io.Writer) ([]*unstructured.Unstructured, *manifests.Applier, error) {
+	objects, err := manifests.Build(s.dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	name := s.name
 	if name == "" {
 		name = manifests.SetNameFromDir(s.dir)
 	}
 	set, err := manifests.NewApplySet(name, s.inventoryNamespace, Version())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg, err := restConfig(flags)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ns, err := namespace(flags)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a, err := manifests.NewApplier(cfg, manifests.Options{Set: set, DefaultNamespace: ns, Out: out})
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the cluster: %w", err)
+		return nil, nil, fmt.Errorf("connecting to the cluster: %w", err)
 	}
-	return a, nil
+	return objects, a, nil
 }
 
 const setHelp = `The objects form an ApplySet (KEP-3659): each is labelled

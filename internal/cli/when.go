@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 	"github.com/programming-kubernetes/cnat/internal/scheduler"
 )
 
@@ -45,7 +47,7 @@ func parseWhen(arg, timeZone string, now time.Time) (when, error) {
 		return when{Schedule: t.Format(time.RFC3339), Instant: t}, nil
 	}
 	if timeZone != "" {
-		t, err := scheduler.ParseSchedule(arg, timeZone)
+		t, err := lifecycle.ScheduledTime(&cnatv1beta1.AtSpec{Schedule: arg, TimeZone: &timeZone})
 		if err != nil {
 			return when{}, err
 		}

@@ -125,14 +125,14 @@ func decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 		return d
 	}
 
-	scheduled, err := scheduler.ParseSchedule(at.Spec.Schedule, ptr.Deref(at.Spec.TimeZone, ""))
-	if err != nil {
+	scheduled, invalid := ScheduledTime(&at.Spec)
+	if invalid != nil {
 		phase := d.Status.Phase
 		if phase == "" {
 			phase = cnatv1beta1.PhasePending
 		}
-		setPhase(d.Status, at, now, phase, cnatv1beta1.ReasonInvalidSpec, err.Error())
-		d.InvalidSpec = err
+		setPhase(d.Status, at, now, phase, cnatv1beta1.ReasonInvalidSpec, invalid.Error())
+		d.InvalidSpec = invalid
 		return d
 	}
 	d.ScheduledTime = scheduled
@@ -282,20 +282,20 @@ func (w world) notStarted(d *Decision, now, scheduled time.Time) {
 		Suspend:                 ptr.Deref(w.at.Spec.Suspend, false),
 	}
 	when := scheduled.UTC().Format(time.RFC3339)
-	switch decision := plan.Decide(now); decision.Action {
-	case scheduler.Wait:
+	switch plan.Timing(now) {
+	case scheduler.Early:
 		setPhase(d.Status, w.at, now, cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, "Runs at "+when)
 		d.Until = scheduled
 	case scheduler.Suspended:
 		setPhase(d.Status, w.at, now, cnatv1beta1.PhasePending, cnatv1beta1.ReasonSuspended, "Suspended; scheduled for "+when)
-	case scheduler.Miss:
+	case scheduler.Missed:
 		// Final, and it rests on no Pod having been started: a Pod created
 		// just before a crash may not be in the cache yet.
 		d.Confirm, d.ConfirmPods = true, true
 		w.finish(d, now, cnatv1beta1.PhaseMissed, cnatv1beta1.ReasonMissed, fmt.Sprintf(
 			"Not run: scheduled for %s, its starting deadline of %ds had passed at %s",
 			when, *w.at.Spec.StartingDeadlineSeconds, now.UTC().Format(time.RFC3339)), podResult{})
-	default:
+	default: // scheduler.Due
 		w.start(d, now, 1)
 	}
 }

@@ -9,15 +9,15 @@
 //
 // # Schedules
 //
-// An At says when it runs in spec.schedule and, optionally, spec.timeZone.
+// An At says when it runs in a schedule and, optionally, a time zone.
 // ParseSchedule accepts two forms:
 //
-//   - Without spec.timeZone, an RFC 3339 time with an explicit offset:
+//   - Without a time zone, an RFC 3339 time with an explicit offset:
 //     2026-11-21T09:00:00Z, 2026-11-21T09:00:00+01:00 or, with fractional
 //     seconds, 2026-11-21T09:00:00.5Z. T and Z must be uppercase. A time
 //     without offset is rejected, because the controller would otherwise
 //     have to guess a zone.
-//   - With spec.timeZone set to an IANA zone name such as Europe/Berlin, a
+//   - With a time zone (an IANA zone name such as Europe/Berlin), a
 //     wall-clock time without offset: 2026-11-21T09:00:00 or 2026-11-21T09:00
 //     (seconds, and fractional seconds, are optional). The time is read as
 //     clocks in that zone show it, so "09:00 in Berlin" stays 09:00 across
@@ -46,13 +46,14 @@
 // The same rules apply to any offset change in the tz database, such as
 // Samoa skipping 2011-12-30 entirely when it moved across the date line.
 //
-// # Deciding
+// # Timing
 //
-// Plan.Decide turns an At that has not fired yet into an Action: Wait until
-// the scheduled time, Fire once it has come, or Miss if a starting deadline
-// has passed: more whole seconds late than the deadline allows, so a
-// deadline of 0 means "within the second it was due". A suspended At is Suspended
-// whatever the time, and its deadline is judged when it is resumed.
+// Plan.Timing says where an At that has not fired yet stands in time: Early
+// before the scheduled time, Due once it has come, or Missed if a starting
+// deadline has passed: more whole seconds late than the deadline allows, so
+// a deadline of 0 means "within the second it was due". A suspended At is
+// Suspended whatever the time, and its deadline is judged when it is
+// resumed. What to do about it is decided by the caller (package lifecycle).
 //
 // # Retries
 //
@@ -65,9 +66,9 @@
 // A schedule ParseSchedule cannot read is a *ScheduleError, a time zone it
 // cannot use a *TimeZoneError. Both hold the rejected value and a detail
 // that says what is wrong and which forms are accepted, which is what a
-// Kubernetes field error needs: the webhook turns them into errors on
-// spec.schedule and spec.timeZone. Their Error methods word them the same
-// way, for the status conditions and events the controller writes.
+// Kubernetes field error needs. The package does not know which field of
+// an API object a value came from: its callers name it
+// (lifecycle.ScheduledTime, for the webhook, the controller and cnatctl).
 //
 // # For maintainers
 //

@@ -14,9 +14,7 @@ type ScheduleError struct {
 	Detail string
 }
 
-// Error words e as the API server words an invalid spec.schedule, for
-// callers that report it outside an admission response.
-func (e *ScheduleError) Error() string { return invalidValue("spec.schedule", e.Value, e.Detail) }
+func (e *ScheduleError) Error() string { return invalidValue("schedule", e.Value, e.Detail) }
 
 // TimeZoneError reports a time zone that is not a zone of the IANA tz
 // database, or is "Local".
@@ -27,12 +25,12 @@ type TimeZoneError struct {
 	Detail string
 }
 
-// Error words e as the API server words an invalid spec.timeZone.
-func (e *TimeZoneError) Error() string { return invalidValue("spec.timeZone", e.Value, e.Detail) }
+func (e *TimeZoneError) Error() string { return invalidValue("time zone", e.Value, e.Detail) }
 
-// invalidValue formats like a Kubernetes field error, quoting at most
-// MaxScheduleLength bytes of the value.
-func invalidValue(field, value, detail string) string {
+// invalidValue words an error about what, quoting at most MaxScheduleLength
+// bytes of the value. Callers that know which field of theirs the value
+// came from name it themselves, from Value and Detail.
+func invalidValue(what, value, detail string) string {
 	if len(value) > MaxScheduleLength {
 		cut := MaxScheduleLength
 		for cut > 0 && !utf8.RuneStart(value[cut]) {
@@ -40,7 +38,7 @@ func invalidValue(field, value, detail string) string {
 		}
 		value = value[:cut] + "..."
 	}
-	return fmt.Sprintf("%s: Invalid value: %q: %s", field, value, detail)
+	return fmt.Sprintf("invalid %s %q: %s", what, value, detail)
 }
 
 // The accepted forms, as every error spells them out.

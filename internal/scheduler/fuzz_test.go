@@ -64,8 +64,8 @@ func FuzzParseSchedule(f *testing.F) {
 		got, err := scheduler.ParseSchedule(schedule, timeZone)
 		written, documented := documentedSchedule(schedule, timeZone != "")
 		if err != nil {
-			field := checkScheduleError(g, err, schedule, timeZone)
-			if field == fieldSchedule && documented {
+			arg := checkScheduleError(g, err, schedule, timeZone)
+			if arg == argSchedule && documented {
 				// Only the year in UTC can refuse a documented schedule, and
 				// only on the first or last day of the range: offsets are
 				// smaller than a day.
@@ -124,20 +124,20 @@ func documentedSchedule(schedule string, zoned bool) (time.Time, bool) {
 }
 
 // checkScheduleError checks that an error names one of the arguments, the
-// way the webhook reads it, and returns the field it names.
+// way the callers that name the field read it, and returns the argument.
 func checkScheduleError(g Gomega, err error, schedule, timeZone string) string {
-	field, value, detail := fieldOf(err)
-	switch field {
-	case fieldSchedule:
+	arg, value, detail := argOf(err)
+	switch arg {
+	case argSchedule:
 		g.Expect(value).To(Equal(schedule), "the value a schedule error names")
-	case fieldTimeZone:
+	case argTimeZone:
 		g.Expect(value).To(Equal(timeZone), "the value a time zone error names")
 	default:
 		g.Expect(err).To(BeNil(), "ParseSchedule(%q, %q) returns a *ScheduleError or *TimeZoneError", schedule, timeZone)
 	}
 	g.Expect(detail).NotTo(BeEmpty(), "ParseSchedule(%q, %q) error has a detail", schedule, timeZone)
 	g.Expect(len(err.Error())).To(BeNumerically("<=", 1024), "the length of the error message")
-	return field
+	return arg
 }
 
 // checkInstant checks a schedule with an offset: the result must be the

@@ -12,7 +12,7 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/scheduler"
 )
 
-func TestPlanDecide(t *testing.T) {
+func TestPlanTiming(t *testing.T) {
 	g := NewWithT(t)
 	scheduled := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	deadline := func(seconds int64) *int64 { return &seconds }
@@ -23,189 +23,189 @@ func TestPlanDecide(t *testing.T) {
 		name string
 		plan scheduler.Plan
 		now  time.Time
-		want scheduler.Decision
+		want scheduler.Timing
 	}{
 		{
 			name: "long before",
 			plan: scheduler.Plan{ScheduledTime: scheduled},
 			now:  scheduled.Add(-36 * time.Hour),
-			want: scheduler.Decision{Action: scheduler.Wait, After: 36 * time.Hour},
+			want: scheduler.Early,
 		},
 		{
 			name: "1ns before",
 			plan: scheduler.Plan{ScheduledTime: scheduled},
 			now:  scheduled.Add(-time.Nanosecond),
-			want: scheduler.Decision{Action: scheduler.Wait, After: time.Nanosecond},
+			want: scheduler.Early,
 		},
 		{
 			name: "exactly at the scheduled time",
 			plan: scheduler.Plan{ScheduledTime: scheduled},
 			now:  scheduled,
-			want: scheduler.Decision{Action: scheduler.Fire},
+			want: scheduler.Due,
 		},
 		{
 			name: "1ns after",
 			plan: scheduler.Plan{ScheduledTime: scheduled},
 			now:  scheduled.Add(time.Nanosecond),
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: time.Nanosecond},
+			want: scheduler.Due,
 		},
 		{
 			name: "years late without deadline",
 			plan: scheduler.Plan{ScheduledTime: scheduled},
 			now:  scheduled.AddDate(10, 0, 0),
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: scheduled.AddDate(10, 0, 0).Sub(scheduled)},
+			want: scheduler.Due,
 		},
 		{
 			name: "same instant in another zone",
 			plan: scheduler.Plan{ScheduledTime: scheduled},
 			now:  scheduled.In(berlin),
-			want: scheduler.Decision{Action: scheduler.Fire},
+			want: scheduler.Due,
 		},
 		{
 			name: "1ns before with deadline",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(300)},
 			now:  scheduled.Add(-time.Nanosecond),
-			want: scheduler.Decision{Action: scheduler.Wait, After: time.Nanosecond},
+			want: scheduler.Early,
 		},
 		{
 			name: "exactly at the scheduled time with deadline",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(300)},
 			now:  scheduled,
-			want: scheduler.Decision{Action: scheduler.Fire},
+			want: scheduler.Due,
 		},
 		{
 			name: "within deadline",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(300)},
 			now:  scheduled.Add(time.Minute),
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: time.Minute},
+			want: scheduler.Due,
 		},
 		{
 			name: "exactly at the deadline",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(300)},
 			now:  scheduled.Add(5 * time.Minute),
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: 5 * time.Minute},
+			want: scheduler.Due,
 		},
 		{
 			name: "less than a second after the deadline: whole seconds count",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(300)},
 			now:  scheduled.Add(5*time.Minute + 999*time.Millisecond),
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: 5*time.Minute + 999*time.Millisecond},
+			want: scheduler.Due,
 		},
 		{
 			name: "one second after the deadline",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(300)},
 			now:  scheduled.Add(5*time.Minute + time.Second),
-			want: scheduler.Decision{Action: scheduler.Miss, Lateness: 5*time.Minute + time.Second},
+			want: scheduler.Missed,
 		},
 		{
 			name: "zero deadline exactly at the scheduled time",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(0)},
 			now:  scheduled,
-			want: scheduler.Decision{Action: scheduler.Fire},
+			want: scheduler.Due,
 		},
 		{
 			name: "zero deadline within the second it was due",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(0)},
 			now:  scheduled.Add(10 * time.Millisecond),
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: 10 * time.Millisecond},
+			want: scheduler.Due,
 		},
 		{
 			name: "zero deadline a second late",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(0)},
 			now:  scheduled.Add(time.Second),
-			want: scheduler.Decision{Action: scheduler.Miss, Lateness: time.Second},
+			want: scheduler.Missed,
 		},
 		{
 			name: "zero deadline, fractional schedule, 0.9s late",
 			plan: scheduler.Plan{ScheduledTime: scheduled.Add(500 * time.Millisecond), StartingDeadlineSeconds: deadline(0)},
 			now:  scheduled.Add(1400 * time.Millisecond),
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: 900 * time.Millisecond},
+			want: scheduler.Due,
 		},
 		{
 			name: "negative deadline counts as zero",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(-60)},
 			now:  scheduled.Add(time.Nanosecond),
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: time.Nanosecond},
+			want: scheduler.Due,
 		},
 		{
 			name: "negative deadline a second late",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(-60)},
 			now:  scheduled.Add(time.Second),
-			want: scheduler.Decision{Action: scheduler.Miss, Lateness: time.Second},
+			want: scheduler.Missed,
 		},
 		{
 			name: "deadline beyond what a Duration holds does not overflow",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(9_300_000_000)},
 			now:  scheduled.Add(24 * time.Hour),
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: 24 * time.Hour},
+			want: scheduler.Due,
 		},
 		{
 			name: "suspended before",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(300), Suspend: true},
 			now:  scheduled.Add(-time.Hour),
-			want: scheduler.Decision{Action: scheduler.Suspended},
+			want: scheduler.Suspended,
 		},
 		{
 			name: "suspended exactly at the scheduled time",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(300), Suspend: true},
 			now:  scheduled,
-			want: scheduler.Decision{Action: scheduler.Suspended},
+			want: scheduler.Suspended,
 		},
 		{
 			name: "suspended after the deadline",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(300), Suspend: true},
 			now:  scheduled.Add(time.Hour),
-			want: scheduler.Decision{Action: scheduler.Suspended},
+			want: scheduler.Suspended,
 		},
 		{
 			name: "resumed within the deadline",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(300)},
 			now:  scheduled.Add(4 * time.Minute),
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: 4 * time.Minute},
+			want: scheduler.Due,
 		},
 		{
 			name: "resumed after the deadline",
 			plan: scheduler.Plan{ScheduledTime: scheduled, StartingDeadlineSeconds: deadline(300)},
 			now:  scheduled.Add(time.Hour),
-			want: scheduler.Decision{Action: scheduler.Miss, Lateness: time.Hour},
+			want: scheduler.Missed,
 		},
 		{
-			name: "lateness saturates",
+			name: "centuries late without deadline",
 			plan: scheduler.Plan{ScheduledTime: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)},
 			now:  scheduled,
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: math.MaxInt64},
+			want: scheduler.Due,
 		},
 		{
-			name: "waiting saturates",
+			name: "millennia early",
 			plan: scheduler.Plan{ScheduledTime: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)},
 			now:  scheduled,
-			want: scheduler.Decision{Action: scheduler.Wait, After: math.MaxInt64},
+			want: scheduler.Early,
 		},
 		{
 			name: "centuries late within the largest deadline",
 			plan: scheduler.Plan{ScheduledTime: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), StartingDeadlineSeconds: deadline(math.MaxInt64)},
 			now:  scheduled,
-			want: scheduler.Decision{Action: scheduler.Fire, Lateness: math.MaxInt64},
+			want: scheduler.Due,
 		},
 		{
 			name: "centuries late past a deadline longer than a Duration",
 			plan: scheduler.Plan{ScheduledTime: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), StartingDeadlineSeconds: deadline(400 * 365 * 24 * 3600)},
 			now:  scheduled,
-			want: scheduler.Decision{Action: scheduler.Miss, Lateness: math.MaxInt64},
+			want: scheduler.Missed,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(tt.plan.Decide(tt.now)).To(BeComparableTo(tt.want, actionNames), "Decide(%v)", tt.now)
+			g.Expect(tt.plan.Timing(tt.now)).To(BeComparableTo(tt.want, timingNames), "Timing(%v)", tt.now)
 		})
 	}
 }
 
-// actionNames shows the actions by name in a diff.
-var actionNames = cmp.Transformer("name", func(a scheduler.Action) string {
-	if name, ok := map[scheduler.Action]string{scheduler.Wait: "Wait", scheduler.Fire: "Fire", scheduler.Miss: "Miss", scheduler.Suspended: "Suspended"}[a]; ok {
+// timingNames shows the timings by name in a diff.
+var timingNames = cmp.Transformer("name", func(t scheduler.Timing) string {
+	if name, ok := map[scheduler.Timing]string{scheduler.Early: "Early", scheduler.Due: "Due", scheduler.Missed: "Missed", scheduler.Suspended: "Suspended"}[t]; ok {
 		return name
 	}
-	return fmt.Sprintf("Action(%d)", a)
+	return fmt.Sprintf("Timing(%d)", t)
 })

@@ -15,7 +15,7 @@ import (
 // and error messages small even if a value got past API validation.
 const MaxScheduleLength = 64
 
-// maxTimeZoneLength bounds spec.timeZone before it is looked up. The longest
+// maxTimeZoneLength bounds a time zone name before it is looked up. The longest
 // name in the tz database, America/Argentina/ComodRivadavia, has 32 bytes.
 const maxTimeZoneLength = 64
 

@@ -12,23 +12,23 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/scheduler"
 )
 
-// The fields a scheduler error is about, as the webhook names them.
+// The arguments of ParseSchedule an error can be about.
 const (
-	fieldSchedule = "spec.schedule"
-	fieldTimeZone = "spec.timeZone"
+	argSchedule = "schedule"
+	argTimeZone = "timeZone"
 )
 
-// fieldOf returns the field a scheduler error is about, the value it
-// rejects and what it says about it, the way the webhook reads them; it
-// returns empty strings for any other error.
-func fieldOf(err error) (field, value, detail string) {
+// argOf returns the argument a scheduler error is about, the value it
+// rejects and what it says about it, the way the callers that name the
+// field read them; it returns empty strings for any other error.
+func argOf(err error) (arg, value, detail string) {
 	var se *scheduler.ScheduleError
 	var ze *scheduler.TimeZoneError
 	switch {
 	case errors.As(err, &se):
-		return fieldSchedule, se.Value, se.Detail
+		return argSchedule, se.Value, se.Detail
 	case errors.As(err, &ze):
-		return fieldTimeZone, ze.Value, ze.Detail
+		return argTimeZone, ze.Value, ze.Detail
 	}
 	return "", "", ""
 }
@@ -105,75 +105,75 @@ func TestParseSchedule(t *testing.T) {
 
 func TestParseScheduleErrors(t *testing.T) {
 	tests := []struct {
-		name      string
-		schedule  string
-		timeZone  string
-		wantField string
+		name     string
+		schedule string
+		timeZone string
+		wantArg  string
 		// wantProblem must appear in the error's Detail.
 		wantProblem string
 	}{
-		{name: "not a time", schedule: "tomorrow", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time with an offset"},
-		{name: "empty", schedule: "", wantField: fieldSchedule, wantProblem: "is empty"},
-		{name: "empty with zone", schedule: "", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "is empty"},
-		{name: "64 bytes is read", schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 44), wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "65 bytes", schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 45), wantField: fieldSchedule, wantProblem: "is 65 bytes long, more than the 64 allowed"},
-		{name: "lowercase t", schedule: "2026-11-21t09:00:00Z", wantField: fieldSchedule, wantProblem: "T and Z must be uppercase"},
-		{name: "lowercase z", schedule: "2026-11-21T09:00:00z", wantField: fieldSchedule, wantProblem: "T and Z must be uppercase"},
-		{name: "lowercase t with zone", schedule: "2026-11-21t09:00", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "T and Z must be uppercase"},
-		{name: "space instead of T", schedule: "2026-11-21 09:00:00Z", wantField: fieldSchedule, wantProblem: "separated by T"},
-		{name: "date only", schedule: "2026-11-21", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "one-digit hour", schedule: "2026-11-21T9:00:00Z", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "comma before fraction", schedule: "2026-11-21T09:00:00,5Z", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "empty fraction", schedule: "2026-11-21T09:00:00.Z", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "ten fraction digits", schedule: "2026-11-21T09:00:00.1234567891Z", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "fraction without seconds", schedule: "2026-11-21T09:00.5", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "must be a wall-clock time without offset"},
-		{name: "offset without colon", schedule: "2026-11-21T09:00:00+0100", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "trailing text", schedule: "2026-11-21T09:00:00Z ", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
-		{name: "non-ASCII digits", schedule: "２０２６-11-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "not a time", schedule: "tomorrow", wantArg: argSchedule, wantProblem: "must be an RFC 3339 time with an offset"},
+		{name: "empty", schedule: "", wantArg: argSchedule, wantProblem: "is empty"},
+		{name: "empty with zone", schedule: "", timeZone: "Europe/Berlin", wantArg: argSchedule, wantProblem: "is empty"},
+		{name: "64 bytes is read", schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 44), wantArg: argSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "65 bytes", schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 45), wantArg: argSchedule, wantProblem: "is 65 bytes long, more than the 64 allowed"},
+		{name: "lowercase t", schedule: "2026-11-21t09:00:00Z", wantArg: argSchedule, wantProblem: "T and Z must be uppercase"},
+		{name: "lowercase z", schedule: "2026-11-21T09:00:00z", wantArg: argSchedule, wantProblem: "T and Z must be uppercase"},
+		{name: "lowercase t with zone", schedule: "2026-11-21t09:00", timeZone: "Europe/Berlin", wantArg: argSchedule, wantProblem: "T and Z must be uppercase"},
+		{name: "space instead of T", schedule: "2026-11-21 09:00:00Z", wantArg: argSchedule, wantProblem: "separated by T"},
+		{name: "date only", schedule: "2026-11-21", wantArg: argSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "one-digit hour", schedule: "2026-11-21T9:00:00Z", wantArg: argSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "comma before fraction", schedule: "2026-11-21T09:00:00,5Z", wantArg: argSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "empty fraction", schedule: "2026-11-21T09:00:00.Z", wantArg: argSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "ten fraction digits", schedule: "2026-11-21T09:00:00.1234567891Z", wantArg: argSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "fraction without seconds", schedule: "2026-11-21T09:00.5", timeZone: "Europe/Berlin", wantArg: argSchedule, wantProblem: "must be a wall-clock time without offset"},
+		{name: "offset without colon", schedule: "2026-11-21T09:00:00+0100", wantArg: argSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "trailing text", schedule: "2026-11-21T09:00:00Z ", wantArg: argSchedule, wantProblem: "must be an RFC 3339 time"},
+		{name: "non-ASCII digits", schedule: "２０２６-11-21T09:00:00Z", wantArg: argSchedule, wantProblem: "must be an RFC 3339 time"},
 
-		{name: "no offset without zone", schedule: "2026-11-21T09:00:00", wantField: fieldSchedule, wantProblem: "a time without offset requires spec.timeZone"},
-		{name: "no offset and no seconds without zone", schedule: "2026-11-21T09:00", wantField: fieldSchedule, wantProblem: "a time without offset requires spec.timeZone"},
-		{name: "no seconds with offset", schedule: "2026-11-21T09:00Z", wantField: fieldSchedule, wantProblem: "RFC 3339 requires seconds"},
-		{name: "offset with zone", schedule: "2026-11-21T09:00:00+01:00", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "remove the offset or the timeZone"},
-		{name: "Z with zone", schedule: "2026-11-21T09:00:00Z", timeZone: "UTC", wantField: fieldSchedule, wantProblem: "remove the offset or the timeZone"},
+		{name: "no offset without zone", schedule: "2026-11-21T09:00:00", wantArg: argSchedule, wantProblem: "a time without offset requires spec.timeZone"},
+		{name: "no offset and no seconds without zone", schedule: "2026-11-21T09:00", wantArg: argSchedule, wantProblem: "a time without offset requires spec.timeZone"},
+		{name: "no seconds with offset", schedule: "2026-11-21T09:00Z", wantArg: argSchedule, wantProblem: "RFC 3339 requires seconds"},
+		{name: "offset with zone", schedule: "2026-11-21T09:00:00+01:00", timeZone: "Europe/Berlin", wantArg: argSchedule, wantProblem: "remove the offset or the timeZone"},
+		{name: "Z with zone", schedule: "2026-11-21T09:00:00Z", timeZone: "UTC", wantArg: argSchedule, wantProblem: "remove the offset or the timeZone"},
 
-		{name: "month 13", schedule: "2026-13-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "the month must be between 01 and 12"},
-		{name: "month 0", schedule: "2026-00-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "the month must be between 01 and 12"},
-		{name: "day 0", schedule: "2026-11-00T09:00:00Z", wantField: fieldSchedule, wantProblem: "November 2026 has no day 00"},
-		{name: "February 29 in a common year", schedule: "2026-02-29T09:00", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "February 2026 has no day 29"},
-		{name: "hour 24", schedule: "2026-11-21T24:00:00Z", wantField: fieldSchedule, wantProblem: "the hour must be between 00 and 23"},
-		{name: "minute 60", schedule: "2026-11-21T09:60:00Z", wantField: fieldSchedule, wantProblem: "the minute must be between 00 and 59"},
-		{name: "leap second", schedule: "2016-12-31T23:59:60Z", wantField: fieldSchedule, wantProblem: "the second must be between 00 and 59"},
-		{name: "offset hour 24", schedule: "2026-11-21T09:00:00+24:00", wantField: fieldSchedule, wantProblem: "the offset must be between -23:59 and +23:59"},
-		{name: "offset minute 60", schedule: "2026-11-21T09:00:00-01:60", wantField: fieldSchedule, wantProblem: "the offset must be between -23:59 and +23:59"},
+		{name: "month 13", schedule: "2026-13-21T09:00:00Z", wantArg: argSchedule, wantProblem: "the month must be between 01 and 12"},
+		{name: "month 0", schedule: "2026-00-21T09:00:00Z", wantArg: argSchedule, wantProblem: "the month must be between 01 and 12"},
+		{name: "day 0", schedule: "2026-11-00T09:00:00Z", wantArg: argSchedule, wantProblem: "November 2026 has no day 00"},
+		{name: "February 29 in a common year", schedule: "2026-02-29T09:00", timeZone: "Europe/Berlin", wantArg: argSchedule, wantProblem: "February 2026 has no day 29"},
+		{name: "hour 24", schedule: "2026-11-21T24:00:00Z", wantArg: argSchedule, wantProblem: "the hour must be between 00 and 23"},
+		{name: "minute 60", schedule: "2026-11-21T09:60:00Z", wantArg: argSchedule, wantProblem: "the minute must be between 00 and 59"},
+		{name: "leap second", schedule: "2016-12-31T23:59:60Z", wantArg: argSchedule, wantProblem: "the second must be between 00 and 59"},
+		{name: "offset hour 24", schedule: "2026-11-21T09:00:00+24:00", wantArg: argSchedule, wantProblem: "the offset must be between -23:59 and +23:59"},
+		{name: "offset minute 60", schedule: "2026-11-21T09:00:00-01:60", wantArg: argSchedule, wantProblem: "the offset must be between -23:59 and +23:59"},
 
-		{name: "year 0000", schedule: "0000-11-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
-		{name: "year 10000", schedule: "10000-11-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
-		{name: "negative year", schedule: "-0001-11-21T09:00:00Z", wantField: fieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
-		{name: "signed year", schedule: "+2026-11-21T09:00", timeZone: "Europe/Berlin", wantField: fieldSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
-		{name: "before year 0001 in UTC", schedule: "0001-01-01T00:00:00+01:00", wantField: fieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
-		{name: "after year 9999 in UTC", schedule: "9999-12-31T23:00:00-01:00", wantField: fieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
-		{name: "zone before year 0001 in UTC", schedule: "0001-01-01T00:00", timeZone: "Asia/Tokyo", wantField: fieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
-		{name: "zone after year 9999 in UTC", schedule: "9999-12-31T23:30", timeZone: "America/New_York", wantField: fieldSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+		{name: "year 0000", schedule: "0000-11-21T09:00:00Z", wantArg: argSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "year 10000", schedule: "10000-11-21T09:00:00Z", wantArg: argSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "negative year", schedule: "-0001-11-21T09:00:00Z", wantArg: argSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "signed year", schedule: "+2026-11-21T09:00", timeZone: "Europe/Berlin", wantArg: argSchedule, wantProblem: "the year must have four digits, from 0001 to 9999"},
+		{name: "before year 0001 in UTC", schedule: "0001-01-01T00:00:00+01:00", wantArg: argSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+		{name: "after year 9999 in UTC", schedule: "9999-12-31T23:00:00-01:00", wantArg: argSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+		{name: "zone before year 0001 in UTC", schedule: "0001-01-01T00:00", timeZone: "Asia/Tokyo", wantArg: argSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
+		{name: "zone after year 9999 in UTC", schedule: "9999-12-31T23:30", timeZone: "America/New_York", wantArg: argSchedule, wantProblem: "the time falls outside the years 0001 to 9999 in UTC"},
 
-		{name: "unknown zone", schedule: "2026-11-21T09:00", timeZone: "Mars/Olympus_Mons", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
-		{name: "Local", schedule: "2026-11-21T09:00", timeZone: "Local", wantField: fieldTimeZone, wantProblem: `"Local" is the time zone of the controller's machine`},
-		{name: "Local in lowercase", schedule: "2026-11-21T09:00", timeZone: "local", wantField: fieldTimeZone, wantProblem: `"Local" is the time zone of the controller's machine`},
-		{name: "zone with a path", schedule: "2026-11-21T09:00", timeZone: "../../etc/localtime", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
-		{name: "absolute zone path", schedule: "2026-11-21T09:00", timeZone: "/usr/share/zoneinfo/UTC", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
-		{name: "zone with spaces", schedule: "2026-11-21T09:00", timeZone: " Europe/Berlin", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
-		{name: "abbreviation", schedule: "2026-11-21T09:00", timeZone: "CEST", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
-		{name: "zone checked before schedule", schedule: "tomorrow", timeZone: "Mars/Olympus_Mons", wantField: fieldTimeZone, wantProblem: "unknown time zone"},
+		{name: "unknown zone", schedule: "2026-11-21T09:00", timeZone: "Mars/Olympus_Mons", wantArg: argTimeZone, wantProblem: "unknown time zone"},
+		{name: "Local", schedule: "2026-11-21T09:00", timeZone: "Local", wantArg: argTimeZone, wantProblem: `"Local" is the time zone of the controller's machine`},
+		{name: "Local in lowercase", schedule: "2026-11-21T09:00", timeZone: "local", wantArg: argTimeZone, wantProblem: `"Local" is the time zone of the controller's machine`},
+		{name: "zone with a path", schedule: "2026-11-21T09:00", timeZone: "../../etc/localtime", wantArg: argTimeZone, wantProblem: "unknown time zone"},
+		{name: "absolute zone path", schedule: "2026-11-21T09:00", timeZone: "/usr/share/zoneinfo/UTC", wantArg: argTimeZone, wantProblem: "unknown time zone"},
+		{name: "zone with spaces", schedule: "2026-11-21T09:00", timeZone: " Europe/Berlin", wantArg: argTimeZone, wantProblem: "unknown time zone"},
+		{name: "abbreviation", schedule: "2026-11-21T09:00", timeZone: "CEST", wantArg: argTimeZone, wantProblem: "unknown time zone"},
+		{name: "zone checked before schedule", schedule: "tomorrow", timeZone: "Mars/Olympus_Mons", wantArg: argTimeZone, wantProblem: "unknown time zone"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			_, err := scheduler.ParseSchedule(tt.schedule, tt.timeZone)
 			g.Expect(err).To(HaveOccurred())
-			field, value, detail := fieldOf(err)
-			g.Expect(field).To(Equal(tt.wantField), "the error is a *ScheduleError or *TimeZoneError about this field: %v", err)
+			arg, value, detail := argOf(err)
+			g.Expect(arg).To(Equal(tt.wantArg), "the error is a *ScheduleError or *TimeZoneError about this argument: %v", err)
 			wantValue := tt.schedule
-			if tt.wantField == fieldTimeZone {
+			if tt.wantArg == argTimeZone {
 				wantValue = tt.timeZone
 			}
 			g.Expect(value).To(Equal(wantValue))
@@ -192,22 +192,22 @@ func TestScheduleErrorError(t *testing.T) {
 		{
 			name: "short value",
 			err:  &scheduler.ScheduleError{Value: "tomorrow", Detail: "must be a time"},
-			want: `spec.schedule: Invalid value: "tomorrow": must be a time`,
+			want: `invalid schedule "tomorrow": must be a time`,
 		},
 		{
 			name: "long value is cut",
 			err:  &scheduler.ScheduleError{Value: strings.Repeat("a", 100), Detail: "is too long"},
-			want: `spec.schedule: Invalid value: "` + strings.Repeat("a", 64) + `...": is too long`,
+			want: `invalid schedule "` + strings.Repeat("a", 64) + `...": is too long`,
 		},
 		{
 			name: "long value is cut between characters",
 			err:  &scheduler.TimeZoneError{Value: strings.Repeat("a", 63) + "ä", Detail: "unknown time zone"},
-			want: `spec.timeZone: Invalid value: "` + strings.Repeat("a", 63) + `...": unknown time zone`,
+			want: `invalid time zone "` + strings.Repeat("a", 63) + `...": unknown time zone`,
 		},
 		{
 			name: "64 bytes are quoted whole",
 			err:  &scheduler.ScheduleError{Value: strings.Repeat("a", 64), Detail: "must be a time"},
-			want: `spec.schedule: Invalid value: "` + strings.Repeat("a", 64) + `": must be a time`,
+			want: `invalid schedule "` + strings.Repeat("a", 64) + `": must be a time`,
 		},
 		{
 			// Not UTF-8 (only ParseSchedule's own callers can pass such a
@@ -215,7 +215,7 @@ func TestScheduleErrorError(t *testing.T) {
 			// first 65 bytes, so nothing of it is quoted.
 			name: "long value without a character boundary",
 			err:  &scheduler.ScheduleError{Value: strings.Repeat("\x80", 100), Detail: "must be a time"},
-			want: `spec.schedule: Invalid value: "...": must be a time`,
+			want: `invalid schedule "...": must be a time`,
 		},
 	}
 	for _, tt := range tests {
@@ -226,8 +226,8 @@ func TestScheduleErrorError(t *testing.T) {
 	}
 }
 
-// TestParseScheduleMessages pins complete messages, as users see them in
-// events and conditions.
+// TestParseScheduleMessages pins complete messages (the field they are
+// about is named by the caller: lifecycle's TestScheduledTimeMessages).
 func TestParseScheduleMessages(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -238,30 +238,30 @@ func TestParseScheduleMessages(t *testing.T) {
 		{
 			name:     "not a time",
 			schedule: "tomorrow",
-			want:     `spec.schedule: Invalid value: "tomorrow": must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone`,
+			want:     `invalid schedule "tomorrow": must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone`,
 		},
 		{
 			name:     "no offset without zone",
 			schedule: "2026-11-21T09:00:00",
-			want:     `spec.schedule: Invalid value: "2026-11-21T09:00:00": a time without offset requires spec.timeZone; must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone`,
+			want:     `invalid schedule "2026-11-21T09:00:00": a time without offset requires spec.timeZone; must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone`,
 		},
 		{
 			name:     "offset with zone",
 			schedule: "2026-11-21T09:00:00+01:00",
 			timeZone: "Europe/Berlin",
-			want:     `spec.schedule: Invalid value: "2026-11-21T09:00:00+01:00": a time with an offset is ambiguous together with spec.timeZone: remove the offset or the timeZone; must be a wall-clock time without offset, such as 2026-11-21T09:00:00 or 2026-11-21T09:00, because spec.timeZone is set`,
+			want:     `invalid schedule "2026-11-21T09:00:00+01:00": a time with an offset is ambiguous together with spec.timeZone: remove the offset or the timeZone; must be a wall-clock time without offset, such as 2026-11-21T09:00:00 or 2026-11-21T09:00, because spec.timeZone is set`,
 		},
 		{
 			// At the limit: read, quoted whole, and not called too long.
 			name:     "64 bytes",
 			schedule: "2026-11-21T09:00:00Z" + strings.Repeat(" ", 44),
-			want:     `spec.schedule: Invalid value: "2026-11-21T09:00:00Z` + strings.Repeat(" ", 44) + `": must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone`,
+			want:     `invalid schedule "2026-11-21T09:00:00Z` + strings.Repeat(" ", 44) + `": must be an RFC 3339 time with an offset, such as 2026-11-21T09:00:00Z or 2026-11-21T09:00:00+01:00, or a wall-clock time such as 2026-11-21T09:00:00 together with spec.timeZone`,
 		},
 		{
 			name:     "unknown zone",
 			schedule: "2026-11-21T09:00",
 			timeZone: "Europe/Berln",
-			want:     `spec.timeZone: Invalid value: "Europe/Berln": unknown time zone; must be a time zone name from the IANA tz database, such as Europe/Berlin, America/New_York or UTC`,
+			want:     `invalid time zone "Europe/Berln": unknown time zone; must be a time zone name from the IANA tz database, such as Europe/Berlin, America/New_York or UTC`,
 		},
 	}
 	for _, tt := range tests {

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +15,7 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
-	"github.com/programming-kubernetes/cnat/internal/scheduler"
+	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
 // The rules are spelled out in full (with the scope the API server would
@@ -103,8 +102,8 @@ func validateAt(at *cnatv1beta1.At) field.ErrorList {
 		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), at.Name, validation.LabelValueMaxLength))
 	}
 	spec := field.NewPath("spec")
-	if _, err := scheduler.ParseSchedule(at.Spec.Schedule, ptr.Deref(at.Spec.TimeZone, "")); err != nil {
-		errs = append(errs, scheduleError(spec, at, err))
+	if _, err := lifecycle.ScheduledTime(&at.Spec); err != nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs, validateLimits(at)...)
 	if at.Spec.Command == "" && at.Spec.Template == nil {
@@ -141,20 +140,6 @@ func validateImmutableOnceFired(old, at *cnatv1beta1.At) field.ErrorList {
 	forbid("command", old.Spec.Command != at.Spec.Command)
 	forbid("template", !apiequality.Semantic.DeepEqual(old.Spec.Template, at.Spec.Template))
 	return errs
-}
-
-// scheduleError turns an error of scheduler.ParseSchedule into the field
-// error of the field it is about, with the scheduler's own wording.
-func scheduleError(spec *field.Path, at *cnatv1beta1.At, err error) *field.Error {
-	var se *scheduler.ScheduleError
-	var ze *scheduler.TimeZoneError
-	switch {
-	case errors.As(err, &ze):
-		return field.Invalid(spec.Child("timeZone"), ze.Value, ze.Detail)
-	case errors.As(err, &se):
-		return field.Invalid(spec.Child("schedule"), se.Value, se.Detail)
-	}
-	return field.Invalid(spec.Child("schedule"), at.Spec.Schedule, err.Error())
 }
 
 func invalid(at *cnatv1beta1.At, errs field.ErrorList) error {
