@@ -48,10 +48,11 @@ func NewMetrics(registry prometheus.Registerer) *Metrics {
 	return m
 }
 
-// countAts registers the collector of the Ats in store.
+// countAts registers the collector of the Ats in store, on the store's
+// clock (the reconciler's).
 func (m *Metrics) countAts(store *atStore) {
 	if m != nil {
-		m.registry.MustRegister(&phaseCollector{ats: store, now: time.Now})
+		m.registry.MustRegister(&phaseCollector{ats: store, now: store.clock.Now})
 	}
 }
 
