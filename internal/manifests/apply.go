@@ -2,7 +2,7 @@ package manifests
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -10,11 +10,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
+	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
+	"github.com/fluxcd/pkg/ssa/utils"
 )
 
 // Actions an Entry reports, beyond ssa's created, configured, unchanged,
@@ -64,34 +65,30 @@ type Result struct {
 }
 
 // Apply applies objects to the cluster as the set, printing one line per
-// object as it goes:
+// object as it goes, in the steps cmd/cnatctl/README.md describes:
 //
-//  0. It refuses a cluster older than MinimumKubernetesVersion, naming both
-//     versions, before it sends anything else.
-//  1. It labels every object as a member of the set and plans all of them:
-//     one server-side dry-run each (ssa's Diff, as the apply will send
-//     them). If any fails, it returns every failure as Problems and applies
-//     nothing. Objects whose CRD or Namespace is created in the same run
-//     cannot be dry-run yet: they are planned after stage 1.
-//  2. It records the kinds and namespaces of the objects on the set's
-//     parent (together with what the parent recorded before), so that an
-//     interrupted apply leaks nothing from a later prune.
-//  3. Stage 1: CustomResourceDefinitions and Namespaces, then it waits until
-//     they are established and active.
-//  4. Stage 2: everything else but webhook configurations.
-//  5. Stage 3: Mutating- and ValidatingWebhookConfigurations, last, so that
-//     a webhook whose backend is not up yet does not block the rest (with
-//     Wait, stage 2 must be ready first).
-//  6. With Wait, it waits for the rest; with Prune, it deletes the members
+//  0. It refuses a cluster older than MinimumKubernetesVersion before it
+//     sends anything else.
+//  1. It labels every object as a member of the set and plans all of them
+//     (one server-side dry-run each). If any fails, it returns every
+//     failure as Problems and applies nothing.
+//  2. It records the union of the set's previous and new kinds and
+//     namespaces on the parent, so that an interrupted apply leaks nothing
+//     from a later prune.
+//  3. It applies in stages (stageOf): CustomResourceDefinitions and
+//     Namespaces, waited for until established and active, before the
+//     objects deferred until they exist are planned; then everything else;
+//     then webhook configurations, so that a webhook whose backend is not
+//     up yet does not block the rest (with Wait, after the rest is ready).
+//  4. With Wait, it waits for the rest; with Prune, it deletes the members
 //     the objects no longer include and records the new set on the parent.
 //
-// Each stage sends what the plans say and nothing else: objects that would
-// not change are not sent; the others by server-side apply under the
-// Applier's field manager, forcing ownership, after taking over the fields
-// of kubectl's managers (client-side apply, `kubectl apply --server-side`)
-// and removing the last-applied-configuration annotation. With Force, the
-// objects whose dry-run reported a change to an immutable field, and only
-// those, are deleted and created again.
+// Each object whose plan is not unchanged goes through ssa's Apply: read
+// again, dry-run, kubectl's fields taken over (takeover), sent by
+// server-side apply under the Applier's field manager only if it differs,
+// and left alone if annotated SkipAnnotation=SkipValue. With Force, the
+// objects planned as recreated, and only those, are deleted and created
+// again.
 func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructured, opts ApplyOptions) (*Result, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Minute
@@ -130,27 +127,21 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	}
 
 	res := &Result{}
-	var stage1, stage2, stage3 []*plan
+	var stages [3][]*plan
 	for _, p := range plans {
-		switch {
-		case p.action == string(ssa.SkippedAction):
+		if p.action == string(ssa.SkippedAction) {
 			res.Applied = append(res.Applied, a.print(Entry{Ref: Ref(p.obj), Action: p.action}))
-		case isCRD(p.obj) || isNamespace(p.obj):
-			stage1 = append(stage1, p)
-		case isWebhookConfiguration(p.obj):
-			stage3 = append(stage3, p)
-		default:
-			stage2 = append(stage2, p)
+		} else {
+			stages[stageOf(p.obj)] = append(stages[stageOf(p.obj)], p)
 		}
 	}
 
-	// Stage 1: definitions, waited for.
-	set1, changed, err := a.applyStage(ctx, stage1, opts.Timeout, res)
+	// Stage 1: definitions, always waited for (those that exist are ready
+	// at once), but reported only when something changed.
+	set1, changed, err := a.applyStage(ctx, stages[0], opts.Timeout, res)
 	if err != nil {
 		return res, err
 	}
-	// Always waited for (definitions that exist are ready at once), but
-	// only reported when something changed.
 	if err := a.wait(ctx, set1, "CustomResourceDefinitions and Namespaces ("+describeSet(len(set1))+")", opts.Timeout, !changed); err != nil {
 		return res, err
 	}
@@ -171,12 +162,12 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	}
 
 	// Stage 2: everything else but webhooks.
-	set2, _, err := a.applyStage(ctx, stage2, opts.Timeout, res)
+	set2, _, err := a.applyStage(ctx, stages[1], opts.Timeout, res)
 	if err != nil {
 		return res, err
 	}
 	waited := false
-	if opts.Wait && len(stage3) > 0 {
+	if opts.Wait && len(stages[2]) > 0 {
 		if err := a.wait(ctx, set2, describeSet(len(set2))+" (before the webhook configurations)", opts.Timeout, false); err != nil {
 			return res, err
 		}
@@ -184,7 +175,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	}
 
 	// Stage 3: webhook configurations.
-	set3, _, err := a.applyStage(ctx, stage3, opts.Timeout, res)
+	set3, _, err := a.applyStage(ctx, stages[2], opts.Timeout, res)
 	if err != nil {
 		return res, err
 	}
@@ -215,58 +206,70 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	return res, nil
 }
 
+// stageOf is the stage an object is applied in: 0 for
+// CustomResourceDefinitions and Namespaces, 2 for webhook configurations, 1
+// for everything else.
+func stageOf(o *unstructured.Unstructured) int {
+	gk := o.GroupVersionKind().GroupKind()
+	switch {
+	case utils.IsCRD(o) || utils.IsNamespace(o):
+		return 0
+	case gk.Group == "admissionregistration.k8s.io" && (gk.Kind == "MutatingWebhookConfiguration" || gk.Kind == "ValidatingWebhookConfiguration"):
+		return 2
+	}
+	return 1
+}
+
 // applyStage sends the plans of one stage in order, printing and recording
 // an entry per object, and returns the objects to wait for (all but skipped
-// ones) and whether any of them changed.
+// ones) and whether any of them changed. It stops at the first failure.
 func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Duration, res *Result) (object.ObjMetadataSet, bool, error) {
 	var set object.ObjMetadataSet
 	changed := false
 	for _, p := range plans {
-		if err := a.send(ctx, p, timeout); err != nil {
+		action, err := a.send(ctx, p, timeout)
+		if err != nil {
 			return nil, false, fmt.Errorf("applying %s (objects listed above were applied): %w", Ref(p.obj), err)
 		}
-		res.Applied = append(res.Applied, a.print(Entry{Ref: Ref(p.obj), Action: p.action}))
-		if p.action != string(ssa.SkippedAction) {
+		res.Applied = append(res.Applied, a.print(Entry{Ref: Ref(p.obj), Action: action}))
+		if action != string(ssa.SkippedAction) {
 			set = append(set, object.UnstructuredToObjMetadata(p.obj))
-		}
-		if p.action != string(ssa.SkippedAction) && p.action != string(ssa.UnchangedAction) {
-			changed = true
+			changed = changed || action != string(ssa.UnchangedAction)
 		}
 	}
 	return set, changed, nil
 }
 
-// send makes the cluster's object what its plan says. An object planned to
-// be recreated is deleted (exactly the one that was dry-run: its UID is a
-// precondition) and applied once it is gone.
-func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) error {
-	switch {
-	case p.action == string(ssa.UnchangedAction) || p.action == string(ssa.SkippedAction):
-		return nil
-	case p.action == ActionRecreated:
+// send makes the cluster's object what its plan says and returns the
+// action taken. An unchanged object is not sent. An object planned to be
+// recreated is deleted (exactly the one that was dry-run: its UID is a
+// precondition) and applied once it is gone. ssa's Apply is never given
+// Force: it would recreate an object on any Invalid error.
+func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) (string, error) {
+	if p.action == string(ssa.UnchangedAction) {
+		return p.action, nil
+	}
+	if p.action == ActionRecreated {
 		uid := p.live.GetUID()
 		err := a.client.Delete(ctx, p.live, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting it to recreate it: %w", err)
+			return "", fmt.Errorf("deleting it to recreate it: %w", err)
 		}
 		if err := a.rm.WaitForTermination([]*unstructured.Unstructured{p.live}, ssa.WaitOptions{Interval: a.pollInterval, Timeout: timeout}); err != nil {
-			return fmt.Errorf("waiting for it to be deleted before recreating it: %w", err)
-		}
-	case len(p.takeover) > 0:
-		// Only if the object is still the one that was planned.
-		ops := []any{map[string]string{"op": "test", "path": "/metadata/resourceVersion", "value": p.live.GetResourceVersion()}}
-		for _, op := range p.takeover {
-			ops = append(ops, op)
-		}
-		patch, err := json.Marshal(ops)
-		if err != nil {
-			return err
-		}
-		if err := a.client.Patch(ctx, p.live, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(a.manager)); err != nil {
-			return fmt.Errorf("taking over kubectl's fields: %w", err)
+			return "", fmt.Errorf("waiting for it to be deleted before recreating it: %w", err)
 		}
 	}
-	return a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(p.obj.DeepCopy()), client.ForceOwnership, client.FieldOwner(a.manager))
+	cse, err := a.rm.Apply(ctx, p.obj, ssa.ApplyOptions{ExclusionSelector: skip, Cleanup: takeover})
+	if dryRunErr, ok := errors.AsType[*ssaerrors.DryRunErr](err); ok {
+		return "", dryRunError(dryRunErr.Unwrap())
+	}
+	if err != nil {
+		return "", err
+	}
+	if p.action == ActionRecreated && cse.Action == ssa.CreatedAction {
+		return ActionRecreated, nil
+	}
+	return string(cse.Action), nil
 }
 
 // print prints the entry's line and returns the entry.

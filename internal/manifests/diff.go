@@ -104,7 +104,7 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 		current.namespaces.Insert(a.set.Namespace)
 		candidates, err := a.pruneCandidates(ctx, previous.union(current), objs)
 		for _, c := range candidates {
-			if utils.AnyInMetadata(c, skipSelector()) {
+			if utils.AnyInMetadata(c, skip) {
 				continue
 			}
 			add(DiffEntry{Entry: Entry{Ref: Ref(c), Action: string(ssa.DeletedAction)}, Note: "apply --prune deletes it"})

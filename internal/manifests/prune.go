@@ -105,7 +105,7 @@ func (a *Applier) prune(ctx context.Context, candidates []*unstructured.Unstruct
 	cs, err := a.rm.DeleteAll(ctx, candidates, ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
 		Inclusions:        map[string]string{LabelApplySetPartOf: a.set.ID},
-		Exclusions:        skipSelector(),
+		Exclusions:        skip,
 	})
 	var entries []Entry
 	var deleted []*unstructured.Unstructured
