@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -131,7 +132,8 @@ func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Appli
 	return a, nil
 }
 
-// prepare returns copies of objects ready to be sent: namespaced objects
+// prepare returns copies of objects ready to be sent, in ssa's order
+// (SortableUnstructureds: CRDs and Namespaces first): namespaced objects
 // without a namespace get the default one, cluster-scoped ones lose any
 // namespace, and every object gets the set's part-of label. Objects of a
 // kind the cluster does not serve yet take their scope from a
@@ -162,6 +164,7 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured
 	if problems := a.set.label(out); len(problems) > 0 {
 		return nil, problems
 	}
+	sort.Sort(ssa.SortableUnstructureds(out))
 	return out, nil
 }
 
