@@ -1,10 +1,12 @@
 package manifests
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -22,28 +23,37 @@ import (
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
 // SkipAnnotation, set to SkipValue on an object in the overlay or in the
 // cluster, makes cnatctl leave that object alone: it is neither applied,
-// nor diffed, nor pruned, and is reported as skipped.
+// nor diffed, nor pruned, and is reported as skipped (ssa's exclusion
+// selector).
 const (
 	SkipAnnotation = "cnatctl.cnat.programming-kubernetes.info/reconcile"
 	SkipValue      = "disabled"
 )
 
-// kubectl's client-side apply writes under these managers (and records the
-// last-applied-configuration annotation); `kubectl apply --server-side` under
-// "kubectl". Apply takes their fields over, so that after switching from
-// kubectl to cnatctl no stale owner keeps a field alive that the overlay no
-// longer sets.
-var kubectlManagers = []ssa.FieldManager{
-	{Name: "kubectl-client-side-apply", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationUpdate},
-	{Name: "kubectl", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationUpdate},
-	{Name: "kubectl", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationApply},
-	{Name: "before-first-apply", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationUpdate},
+var skip = map[string]string{SkipAnnotation: SkipValue}
+
+// takeover is what ssa cleans up on a live object before it applies it:
+// the fields of kubectl's managers (client-side apply writes under
+// "kubectl-client-side-apply", "kubectl" and "before-first-apply", and
+// records the last-applied annotation; `kubectl apply --server-side` applies
+// as "kubectl") move to cnatctl, and the annotation goes. After a switch
+// from kubectl to cnatctl no stale owner keeps a field alive that the
+// overlay no longer sets.
+var takeover = ssa.ApplyCleanupOptions{
+	Annotations: []string{corev1.LastAppliedConfigAnnotation},
+	FieldManagers: []ssa.FieldManager{
+		{Name: "kubectl-client-side-apply", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationUpdate},
+		{Name: "kubectl", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationUpdate},
+		{Name: "kubectl", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationApply},
+		{Name: "before-first-apply", ExactMatch: true, OperationType: metav1.ManagedFieldsOperationUpdate},
+	},
 }
 
 // Options configure an Applier.
@@ -97,14 +107,7 @@ func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Appli
 	if err != nil {
 		return nil, fmt.Errorf("discovering the cluster's API: %w", err)
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme, Mapper: mapper, HTTPClient: httpClient})
+	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme, Mapper: mapper, HTTPClient: httpClient})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster: %w", err)
 	}
@@ -116,27 +119,12 @@ func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Appli
 		client:           c,
 		discovery:        dc,
 		mapper:           mapper,
-		manager:          opts.FieldManager,
-		defNS:            opts.DefaultNamespace,
+		manager:          cmp.Or(opts.FieldManager, cnatv1beta1.CLIFieldManager),
+		defNS:            cmp.Or(opts.DefaultNamespace, corev1.NamespaceDefault),
 		set:              opts.Set,
-		out:              opts.Out,
-		progressInterval: opts.ProgressInterval,
-		pollInterval:     opts.PollInterval,
-	}
-	if a.manager == "" {
-		a.manager = cnatv1beta1.CLIFieldManager
-	}
-	if a.defNS == "" {
-		a.defNS = corev1.NamespaceDefault
-	}
-	if a.out == nil {
-		a.out = io.Discard
-	}
-	if a.progressInterval <= 0 {
-		a.progressInterval = 10 * time.Second
-	}
-	if a.pollInterval <= 0 {
-		a.pollInterval = 2 * time.Second
+		out:              cmp.Or[io.Writer](opts.Out, io.Discard),
+		progressInterval: cmp.Or(max(opts.ProgressInterval, 0), 10*time.Second),
+		pollInterval:     cmp.Or(max(opts.PollInterval, 0), 2*time.Second),
 	}
 	poller := polling.NewStatusPoller(c, mapper, polling.Options{})
 	a.rm = ssa.NewResourceManager(c, poller, ssa.Owner{Field: a.manager, Group: "cnat.programming-kubernetes.info"})
@@ -144,7 +132,8 @@ func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Appli
 	return a, nil
 }
 
-// prepare returns copies of objects ready to be sent: namespaced objects
+// prepare returns copies of objects ready to be sent, in ssa's order
+// (SortableUnstructureds: CRDs and Namespaces first): namespaced objects
 // without a namespace get the default one, cluster-scoped ones lose any
 // namespace, and every object gets the set's part-of label. Objects of a
 // kind the cluster does not serve yet take their scope from a
@@ -175,6 +164,7 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured
 	if problems := a.set.label(out); len(problems) > 0 {
 		return nil, problems
 	}
+	sort.Sort(ssa.SortableUnstructureds(out))
 	return out, nil
 }
 
@@ -183,13 +173,12 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured
 func crdScopes(objects []*unstructured.Unstructured) map[schema.GroupKind]apiextensionsv1.ResourceScope {
 	scopes := map[schema.GroupKind]apiextensionsv1.ResourceScope{}
 	for _, o := range objects {
-		if o.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}) {
-			continue
+		if utils.IsCRD(o) {
+			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+			scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
+			scopes[schema.GroupKind{Group: group, Kind: kind}] = apiextensionsv1.ResourceScope(scope)
 		}
-		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
-		scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
-		scopes[schema.GroupKind{Group: group, Kind: kind}] = apiextensionsv1.ResourceScope(scope)
 	}
 	return scopes
 }
@@ -198,27 +187,9 @@ func crdScopes(objects []*unstructured.Unstructured) map[schema.GroupKind]apiext
 func namespacesIn(objects []*unstructured.Unstructured) map[string]bool {
 	names := map[string]bool{}
 	for _, o := range objects {
-		if isNamespace(o) {
+		if utils.IsNamespace(o) {
 			names[o.GetName()] = true
 		}
 	}
 	return names
-}
-
-func isNamespace(o *unstructured.Unstructured) bool {
-	return o.GroupVersionKind().GroupKind() == schema.GroupKind{Kind: "Namespace"}
-}
-
-func isCRD(o *unstructured.Unstructured) bool {
-	return o.GroupVersionKind().GroupKind() == schema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}
-}
-
-func isWebhookConfiguration(o *unstructured.Unstructured) bool {
-	gk := o.GroupVersionKind().GroupKind()
-	return gk.Group == "admissionregistration.k8s.io" &&
-		(gk.Kind == "MutatingWebhookConfiguration" || gk.Kind == "ValidatingWebhookConfiguration")
-}
-
-func skipSelector() map[string]string {
-	return map[string]string{SkipAnnotation: SkipValue}
 }

@@ -2,39 +2,30 @@ package manifests
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
+	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
+	"github.com/fluxcd/pkg/ssa/utils"
 )
 
-// Actions an Entry reports, beyond ssa's created, configured, unchanged,
-// deleted and skipped.
-const (
-	// ActionRecreated: the object changed an immutable field and was
-	// deleted and created again (--force).
-	ActionRecreated = "recreated"
-)
+// ActionRecreated is the action of an object that changed an immutable
+// field and was deleted and created again (--force), beside ssa's created,
+// configured, unchanged, deleted and skipped.
+const ActionRecreated = "recreated"
 
-// Entry is what happened, or would happen, to one object.
-type Entry struct {
-	// Ref names the object: Kind/namespace/name, or Kind/name.
-	Ref string
-	// Action is created, configured, unchanged, recreated, deleted or
-	// skipped.
-	Action string
-}
+// Entry is what happened, or would happen, to one object: cnatctl prints
+// it as "<Ref> <Action>".
+type Entry struct{ Ref, Action string }
 
-// String formats the entry as cnatctl prints it: "<ref> <action>".
 func (e Entry) String() string { return e.Ref + " " + e.Action }
 
 // ApplyOptions change what Apply does.
@@ -46,57 +37,36 @@ type ApplyOptions struct {
 	// Prune deletes the members of the set that the objects no longer
 	// include, after everything was applied.
 	Prune bool
-	// Wait waits, after applying, until every applied object is ready by
-	// kstatus (and, with Prune, until pruned objects are gone), and waits
-	// for the objects before applying webhook configurations.
+	// Wait waits until every applied object is ready by kstatus (and, with
+	// Prune, until pruned objects are gone), the rest before the webhook
+	// configurations are applied.
 	Wait bool
 	// Timeout bounds each wait, including the wait for CRDs and Namespaces
 	// that Apply always does. Default: 5 minutes.
 	Timeout time.Duration
 }
 
-// Result is what Apply did.
-type Result struct {
-	// Applied has one entry per object, in the order applied.
-	Applied []Entry
-	// Pruned has one entry per pruned object.
-	Pruned []Entry
-}
+// Result is what Apply did: an entry per object in the order applied, and
+// one per pruned object.
+type Result struct{ Applied, Pruned []Entry }
 
 // Apply applies objects to the cluster as the set, printing one line per
-// object as it goes:
-//
-//  0. It refuses a cluster older than MinimumKubernetesVersion, naming both
-//     versions, before it sends anything else.
-//  1. It labels every object as a member of the set and plans all of them:
-//     one server-side dry-run each (ssa's Diff, as the apply will send
-//     them). If any fails, it returns every failure as Problems and applies
-//     nothing. Objects whose CRD or Namespace is created in the same run
-//     cannot be dry-run yet: they are planned after stage 1.
-//  2. It records the kinds and namespaces of the objects on the set's
-//     parent (together with what the parent recorded before), so that an
-//     interrupted apply leaks nothing from a later prune.
-//  3. Stage 1: CustomResourceDefinitions and Namespaces, then it waits until
-//     they are established and active.
-//  4. Stage 2: everything else but webhook configurations.
-//  5. Stage 3: Mutating- and ValidatingWebhookConfigurations, last, so that
-//     a webhook whose backend is not up yet does not block the rest (with
-//     Wait, stage 2 must be ready first).
-//  6. With Wait, it waits for the rest; with Prune, it deletes the members
-//     the objects no longer include and records the new set on the parent.
-//
-// Each stage sends what the plans say and nothing else: objects that would
-// not change are not sent; the others by server-side apply under the
-// Applier's field manager, forcing ownership, after taking over the fields
-// of kubectl's managers (client-side apply, `kubectl apply --server-side`)
-// and removing the last-applied-configuration annotation. With Force, the
-// objects whose dry-run reported a change to an immutable field, and only
-// those, are deleted and created again.
+// object as it goes, in the steps cmd/cnatctl/README.md describes. It
+// refuses a cluster older than MinimumKubernetesVersion before it sends
+// anything else. It plans every object (plan.go) and applies nothing if a
+// plan failed. It records the union of the set's previous and new kinds and
+// namespaces on the parent, so that an interrupted apply leaks nothing from
+// a later prune. Then it sends the plans in stages (stageOf):
+// CustomResourceDefinitions and Namespaces, waited for until established
+// and active, after which the objects deferred until they exist are
+// planned; everything else; webhook configurations last, so that a webhook
+// whose backend is not up yet does not block the rest (with Wait, after the
+// rest is ready). With Prune, it deletes the members the objects no longer
+// include and records the new set on the parent.
 func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructured, opts ApplyOptions) (*Result, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Minute
 	}
-	// Before anything else, so an older cluster gets nothing half-applied.
 	info, err := a.discovery.ServerVersion()
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster's Kubernetes version, nothing was applied: %w", err)
@@ -108,7 +78,6 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if err != nil {
 		return nil, fmt.Errorf("preparing the objects, nothing was applied: %w", err)
 	}
-	sort.Sort(ssa.SortableUnstructureds(objs))
 	previous, err := a.set.read(ctx, a.client)
 	if err != nil {
 		return nil, fmt.Errorf("nothing was applied: %w", err)
@@ -117,9 +86,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if problems := problems(plans, opts.Force); len(problems) > 0 {
 		return nil, fmt.Errorf("dry-run failed, nothing was applied: %w", problems)
 	}
-
-	current := inventoryOf(objs)
-	current.namespaces.Insert(a.set.Namespace)
+	current := a.set.inventoryOf(objs)
 	superset := previous.union(current)
 	parentPending := false
 	if err := a.set.write(ctx, a.client, superset, a.manager); err != nil {
@@ -130,70 +97,53 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	}
 
 	res := &Result{}
-	var stage1, stage2, stage3 []*plan
+	var stages [3][]*plan
 	for _, p := range plans {
-		switch {
-		case p.action == string(ssa.SkippedAction):
-			res.Applied = append(res.Applied, a.print(Entry{Ref: Ref(p.obj), Action: p.action}))
-		case isCRD(p.obj) || isNamespace(p.obj):
-			stage1 = append(stage1, p)
-		case isWebhookConfiguration(p.obj):
-			stage3 = append(stage3, p)
-		default:
-			stage2 = append(stage2, p)
+		if p.action == string(ssa.SkippedAction) {
+			res.Applied = append(res.Applied, a.print(Entry{Ref(p.obj), p.action}))
+		} else {
+			stages[stageOf(p.obj)] = append(stages[stageOf(p.obj)], p)
 		}
 	}
-
-	// Stage 1: definitions, waited for.
-	set1, changed, err := a.applyStage(ctx, stage1, opts.Timeout, res)
-	if err != nil {
-		return res, err
-	}
-	// Always waited for (definitions that exist are ready at once), but
-	// only reported when something changed.
-	if err := a.wait(ctx, set1, "CustomResourceDefinitions and Namespaces ("+describeSet(len(set1))+")", opts.Timeout, !changed); err != nil {
-		return res, err
-	}
-	if parentPending {
-		if err := a.set.write(ctx, a.client, superset, a.manager); err != nil {
+	var toWait object.ObjMetadataSet
+	for i, stage := range stages {
+		if i == 2 && opts.Wait && len(stage) > 0 {
+			if err := a.wait(ctx, toWait, describeSet(len(toWait))+" (before the webhook configurations)", opts.Timeout, false); err != nil {
+				return res, err
+			}
+			toWait = nil
+		}
+		set, changed, err := a.applyStage(ctx, stage, opts.Timeout, res)
+		if err != nil {
 			return res, err
 		}
-	}
-	var deferred []*plan
-	for _, p := range plans {
-		if p.deferred {
-			*p = *a.plan(ctx, p.obj, nil, nil)
-			deferred = append(deferred, p)
+		if i > 0 {
+			toWait = append(toWait, set...)
+			continue
 		}
-	}
-	if problems := problems(deferred, opts.Force); len(problems) > 0 {
-		return res, fmt.Errorf("dry-run of the objects that needed them failed, only CustomResourceDefinitions and Namespaces were applied: %w", problems)
-	}
-
-	// Stage 2: everything else but webhooks.
-	set2, _, err := a.applyStage(ctx, stage2, opts.Timeout, res)
-	if err != nil {
-		return res, err
-	}
-	waited := false
-	if opts.Wait && len(stage3) > 0 {
-		if err := a.wait(ctx, set2, describeSet(len(set2))+" (before the webhook configurations)", opts.Timeout, false); err != nil {
+		// Definitions are always waited for (those that exist are ready at
+		// once), but the wait is reported only when something changed.
+		if err := a.wait(ctx, set, "CustomResourceDefinitions and Namespaces ("+describeSet(len(set))+")", opts.Timeout, !changed); err != nil {
 			return res, err
 		}
-		waited = true
-	}
-
-	// Stage 3: webhook configurations.
-	set3, _, err := a.applyStage(ctx, stage3, opts.Timeout, res)
-	if err != nil {
-		return res, err
+		if parentPending {
+			if err := a.set.write(ctx, a.client, superset, a.manager); err != nil {
+				return res, err
+			}
+		}
+		var deferred []*plan
+		for _, p := range plans {
+			if p.deferred {
+				*p = *a.plan(ctx, p.obj, nil, nil)
+				deferred = append(deferred, p)
+			}
+		}
+		if problems := problems(deferred, opts.Force); len(problems) > 0 {
+			return res, fmt.Errorf("dry-run of the objects that needed them failed, only CustomResourceDefinitions and Namespaces were applied: %w", problems)
+		}
 	}
 	if opts.Wait {
-		rest := set3
-		if !waited {
-			rest = append(set2, set3...)
-		}
-		if err := a.wait(ctx, rest, describeSet(len(rest)), opts.Timeout, false); err != nil {
+		if err := a.wait(ctx, toWait, describeSet(len(toWait)), opts.Timeout, false); err != nil {
 			return res, err
 		}
 	}
@@ -205,8 +155,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if err != nil {
 		return res, fmt.Errorf("everything was applied, nothing was pruned: %w", err)
 	}
-	res.Pruned, err = a.prune(ctx, candidates, opts.Wait, opts.Timeout)
-	if err != nil {
+	if res.Pruned, err = a.prune(ctx, candidates, opts.Wait, opts.Timeout); err != nil {
 		return res, fmt.Errorf("everything was applied, but: %w", err)
 	}
 	if err := a.set.write(ctx, a.client, current, a.manager); err != nil {
@@ -215,58 +164,71 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	return res, nil
 }
 
+// stageOf is the stage an object is applied in: 0 for
+// CustomResourceDefinitions and Namespaces, 2 for webhook configurations, 1
+// for everything else.
+func stageOf(o *unstructured.Unstructured) int {
+	gk := o.GroupVersionKind().GroupKind()
+	switch {
+	case utils.IsCRD(o) || utils.IsNamespace(o):
+		return 0
+	case gk.Group == "admissionregistration.k8s.io" && (gk.Kind == "MutatingWebhookConfiguration" || gk.Kind == "ValidatingWebhookConfiguration"):
+		return 2
+	}
+	return 1
+}
+
 // applyStage sends the plans of one stage in order, printing and recording
 // an entry per object, and returns the objects to wait for (all but skipped
-// ones) and whether any of them changed.
+// ones) and whether any of them changed. It stops at the first failure.
 func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Duration, res *Result) (object.ObjMetadataSet, bool, error) {
 	var set object.ObjMetadataSet
 	changed := false
 	for _, p := range plans {
-		if err := a.send(ctx, p, timeout); err != nil {
+		action, err := a.send(ctx, p, timeout)
+		if err != nil {
 			return nil, false, fmt.Errorf("applying %s (objects listed above were applied): %w", Ref(p.obj), err)
 		}
-		res.Applied = append(res.Applied, a.print(Entry{Ref: Ref(p.obj), Action: p.action}))
-		if p.action != string(ssa.SkippedAction) {
+		res.Applied = append(res.Applied, a.print(Entry{Ref(p.obj), action}))
+		if action != string(ssa.SkippedAction) {
 			set = append(set, object.UnstructuredToObjMetadata(p.obj))
-		}
-		if p.action != string(ssa.SkippedAction) && p.action != string(ssa.UnchangedAction) {
-			changed = true
+			changed = changed || action != string(ssa.UnchangedAction)
 		}
 	}
 	return set, changed, nil
 }
 
-// send makes the cluster's object what its plan says. An object planned to
-// be recreated is deleted (exactly the one that was dry-run: its UID is a
-// precondition) and applied once it is gone.
-func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) error {
-	switch {
-	case p.action == string(ssa.UnchangedAction) || p.action == string(ssa.SkippedAction):
-		return nil
-	case p.action == ActionRecreated:
+// send makes the cluster's object what its plan says, by ssa's Apply (read
+// again, dry-run, kubectl's fields taken over, sent only if it differs,
+// skipped if annotated), and returns the action taken. An unchanged object
+// is not sent. An object planned to be recreated is deleted (exactly the
+// one that was dry-run: its UID is a precondition) and applied once it is
+// gone. ssa's Apply is never given Force: it would recreate an object on
+// any Invalid error.
+func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) (string, error) {
+	if p.action == string(ssa.UnchangedAction) {
+		return p.action, nil
+	}
+	if p.action == ActionRecreated {
 		uid := p.live.GetUID()
 		err := a.client.Delete(ctx, p.live, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting it to recreate it: %w", err)
+			return "", fmt.Errorf("deleting it to recreate it: %w", err)
 		}
 		if err := a.rm.WaitForTermination([]*unstructured.Unstructured{p.live}, ssa.WaitOptions{Interval: a.pollInterval, Timeout: timeout}); err != nil {
-			return fmt.Errorf("waiting for it to be deleted before recreating it: %w", err)
-		}
-	case len(p.takeover) > 0:
-		// Only if the object is still the one that was planned.
-		ops := []any{map[string]string{"op": "test", "path": "/metadata/resourceVersion", "value": p.live.GetResourceVersion()}}
-		for _, op := range p.takeover {
-			ops = append(ops, op)
-		}
-		patch, err := json.Marshal(ops)
-		if err != nil {
-			return err
-		}
-		if err := a.client.Patch(ctx, p.live, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(a.manager)); err != nil {
-			return fmt.Errorf("taking over kubectl's fields: %w", err)
+			return "", fmt.Errorf("waiting for it to be deleted before recreating it: %w", err)
 		}
 	}
-	return a.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(p.obj.DeepCopy()), client.ForceOwnership, client.FieldOwner(a.manager))
+	cse, err := a.rm.Apply(ctx, p.obj, ssa.ApplyOptions{ExclusionSelector: skip, Cleanup: takeover})
+	if dryRunErr, ok := errors.AsType[*ssaerrors.DryRunErr](err); ok {
+		return "", dryRunError(dryRunErr.Unwrap())
+	} else if err != nil {
+		return "", err
+	}
+	if p.action == ActionRecreated && cse.Action == ssa.CreatedAction {
+		return ActionRecreated, nil
+	}
+	return string(cse.Action), nil
 }
 
 // print prints the entry's line and returns the entry.
@@ -275,8 +237,8 @@ func (a *Applier) print(e Entry) Entry {
 	return e
 }
 
-// printf writes a line of output. Output is best-effort: a closed stdout
-// must not turn a successful apply into a failed one.
+// printf writes output, best-effort: a closed stdout must not turn a
+// successful apply into a failed one.
 func (a *Applier) printf(format string, args ...any) {
 	_, _ = fmt.Fprintf(a.out, format, args...)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -52,31 +53,24 @@ const (
 )
 
 // ApplySetID returns the id of the ApplySet whose parent is the object
-// name/namespace of the given kind and API group, as KEP-3659 defines it:
-// "applyset-" + base64url(sha256(name.namespace.kind.group)) + "-v1", with
-// RFC 4648 URL-safe encoding and no padding. The group of a core kind such
-// as Secret is empty.
+// name/namespace of the given kind and API group (empty for the core
+// group), as KEP-3659 defines it: "applyset-" +
+// base64url(sha256(name.namespace.kind.group)) + "-v1", unpadded.
 func ApplySetID(name, namespace, kind, group string) string {
 	sum := sha256.Sum256([]byte(strings.Join([]string{name, namespace, kind, group}, ".")))
 	return "applyset-" + base64.RawURLEncoding.EncodeToString(sum[:]) + "-v1"
 }
 
+var notInName = regexp.MustCompile(`[^a-z0-9.-]`)
+
 // SetNameFromDir derives a set name from an overlay directory: its base
 // name, lowercased, with every character that is not a letter, digit, '-'
 // or '.' replaced by '-' (kustomize/overlays/local gives "local").
 func SetNameFromDir(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		abs = dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
 	}
-	name := strings.ToLower(filepath.Base(abs))
-	name = strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
-			return r
-		}
-		return '-'
-	}, name)
-	return strings.Trim(name, "-.")
+	return strings.Trim(notInName.ReplaceAllString(strings.ToLower(filepath.Base(dir)), "-"), "-.")
 }
 
 // ApplySet is one named set of objects that cnatctl applies and prunes
@@ -84,10 +78,8 @@ func SetNameFromDir(dir string) string {
 type ApplySet struct {
 	// Name is the set's name, as given with --name.
 	Name string
-	// ParentName is the name of the parent Secret.
-	ParentName string
-	// Namespace is the namespace of the parent Secret.
-	Namespace string
+	// ParentName and Namespace name the parent Secret.
+	ParentName, Namespace string
 	// ID is the value of the id label on the parent and of the part-of
 	// label on every member.
 	ID string
@@ -114,13 +106,7 @@ func NewApplySet(name, namespace, version string) (*ApplySet, error) {
 	if version == "" {
 		version = "v0.0.0"
 	}
-	return &ApplySet{
-		Name:       name,
-		ParentName: parent,
-		Namespace:  namespace,
-		ID:         ApplySetID(parent, namespace, "Secret", ""),
-		Tooling:    ToolingName + "/" + version,
-	}, nil
+	return &ApplySet{Name: name, ParentName: parent, Namespace: namespace, ID: ApplySetID(parent, namespace, "Secret", ""), Tooling: ToolingName + "/" + version}, nil
 }
 
 // ParentRef names the parent as cnatctl prints objects.
@@ -129,29 +115,21 @@ func (s *ApplySet) ParentRef() string {
 }
 
 // inventory is what a parent records: the kinds of the members and the
-// namespaces that hold namespaced members.
+// namespaces that hold namespaced members, and the parent's own.
 type inventory struct {
 	groupKinds sets.Set[schema.GroupKind]
-	// namespaces includes the parent's own namespace.
 	namespaces sets.Set[string]
-}
-
-func newInventory() *inventory {
-	return &inventory{groupKinds: sets.New[schema.GroupKind](), namespaces: sets.New[string]()}
 }
 
 // union returns an inventory that records what either records.
 func (inv *inventory) union(other *inventory) *inventory {
-	return &inventory{
-		groupKinds: inv.groupKinds.Union(other.groupKinds),
-		namespaces: inv.namespaces.Union(other.namespaces),
-	}
+	return &inventory{inv.groupKinds.Union(other.groupKinds), inv.namespaces.Union(other.namespaces)}
 }
 
 // inventoryOf records the kinds and namespaces of objects, which must have
-// been normalised (namespace set only on namespaced objects).
-func inventoryOf(objects []*unstructured.Unstructured) *inventory {
-	inv := newInventory()
+// been prepared (namespace set only on namespaced objects).
+func (s *ApplySet) inventoryOf(objects []*unstructured.Unstructured) *inventory {
+	inv := &inventory{sets.New[schema.GroupKind](), sets.New(s.Namespace)}
 	for _, o := range objects {
 		inv.groupKinds.Insert(o.GroupVersionKind().GroupKind())
 		if ns := o.GetNamespace(); ns != "" {
@@ -167,8 +145,7 @@ func inventoryOf(objects []*unstructured.Unstructured) *inventory {
 func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error) {
 	parent := &corev1.Secret{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.ParentName}, parent)
-	inv := newInventory()
-	inv.namespaces.Insert(s.Namespace)
+	inv := s.inventoryOf(nil)
 	switch {
 	case apierrors.IsNotFound(err):
 		return inv, nil
@@ -185,11 +162,15 @@ func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error
 	if id := parent.Labels[LabelApplySetID]; id != s.ID {
 		return nil, fmt.Errorf("ApplySet parent %s has label %s=%q, want %q", s.ParentRef(), LabelApplySetID, id, s.ID)
 	}
-	for _, gk := range splitList(parent.Annotations[AnnotationApplySetGroupKinds]) {
-		inv.groupKinds.Insert(schema.ParseGroupKind(gk))
+	for gk := range strings.SplitSeq(parent.Annotations[AnnotationApplySetGroupKinds], ",") {
+		if gk = strings.TrimSpace(gk); gk != "" {
+			inv.groupKinds.Insert(schema.ParseGroupKind(gk))
+		}
 	}
-	for _, ns := range splitList(parent.Annotations[AnnotationApplySetAdditionalNamespaces]) {
-		inv.namespaces.Insert(ns)
+	for ns := range strings.SplitSeq(parent.Annotations[AnnotationApplySetAdditionalNamespaces], ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			inv.namespaces.Insert(ns)
+		}
 	}
 	return inv, nil
 }
@@ -197,18 +178,17 @@ func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error
 // write records inv on the parent (creating it if needed) by server-side
 // apply under fieldManager. Writing what is already there changes nothing.
 func (s *ApplySet) write(ctx context.Context, c client.Client, inv *inventory, fieldManager string) error {
-	gks := make([]string, 0, inv.groupKinds.Len())
+	var gks []string
 	for gk := range inv.groupKinds {
 		gks = append(gks, gk.String())
 	}
 	slices.Sort(gks)
-	namespaces := sets.List(inv.namespaces.Clone().Delete(s.Namespace))
 	parent := corev1ac.Secret(s.ParentName, s.Namespace).
 		WithLabels(map[string]string{LabelApplySetID: s.ID}).
 		WithAnnotations(map[string]string{
 			AnnotationApplySetTooling:              s.Tooling,
 			AnnotationApplySetGroupKinds:           strings.Join(gks, ","),
-			AnnotationApplySetAdditionalNamespaces: strings.Join(namespaces, ","),
+			AnnotationApplySetAdditionalNamespaces: strings.Join(sets.List(inv.namespaces.Clone().Delete(s.Namespace)), ","),
 		})
 	if err := c.Apply(ctx, parent, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("writing ApplySet parent %s: %w", s.ParentRef(), err)
@@ -222,25 +202,15 @@ func (s *ApplySet) label(objects []*unstructured.Unstructured) Problems {
 	var problems Problems
 	for _, o := range objects {
 		labels := o.GetLabels()
+		if v, ok := labels[LabelApplySetPartOf]; ok && v != s.ID {
+			problems = append(problems, Problem{Ref(o), fmt.Errorf("its manifest sets label %s=%s, which is not this set (%s)", LabelApplySetPartOf, v, s.ID)})
+			continue
+		}
 		if labels == nil {
 			labels = map[string]string{}
-		}
-		if v, ok := labels[LabelApplySetPartOf]; ok && v != s.ID {
-			problems = append(problems, Problem{Object: Ref(o), Err: fmt.Errorf("its manifest sets label %s=%s, which is not this set (%s)", LabelApplySetPartOf, v, s.ID)})
-			continue
 		}
 		labels[LabelApplySetPartOf] = s.ID
 		o.SetLabels(labels)
 	}
 	return problems
-}
-
-func splitList(s string) []string {
-	var out []string
-	for item := range strings.SplitSeq(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }

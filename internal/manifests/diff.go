@@ -3,7 +3,6 @@ package manifests
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -24,73 +23,56 @@ type DiffOptions struct {
 	Prune bool
 }
 
-// DiffEntry is what applying would do to one object.
+// DiffEntry is what applying would do to one object, with a Note when the
+// dry-run alone does not explain it and, with Verbose, the unified Diff.
 type DiffEntry struct {
 	Entry
-	// Note explains an action that was not found by a dry-run.
-	Note string
-	// Diff is the unified diff (Verbose only).
-	Diff string
+	Note, Diff string
 }
 
-// DiffResult is what Diff found.
+// DiffResult is what Diff found: an entry per object in apply order, then
+// those that would be pruned; Drift if applying would change anything.
 type DiffResult struct {
-	// Entries has one entry per object, in apply order, then those that
-	// would be pruned.
 	Entries []DiffEntry
-	// Drift is true if applying would change anything.
-	Drift bool
+	Drift   bool
 }
 
-// Diff plans every object as Apply does (one server-side dry-run apply
-// each, ssa's Diff, with the set's labels) and prints one line per object,
-// "<ref> created|configured|unchanged|recreated|skipped", with a note when
-// the dry-run alone does not explain it, plus its diff with Verbose.
-// Objects whose CRD or Namespace does not exist yet but is in the set are
-// reported as created without a dry-run; a change to an immutable field is
-// reported as "recreated" (apply needs --force).
-//
-// Every object is compared even when some fail: the failures come back
-// together as Problems, alongside the result for the others.
+// Diff plans every object as Apply does and prints one line per object,
+// "<ref> <action>", with its note in parentheses and, with Verbose, its
+// diff. Every object is compared even when some fail: the failures come
+// back together as Problems, alongside the result for the others.
 func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured, opts DiffOptions) (*DiffResult, error) {
 	objs, err := a.prepare(objects)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the objects: %w", err)
 	}
-	sort.Sort(ssa.SortableUnstructureds(objs))
 	res := &DiffResult{}
 	var problems Problems
 	add := func(e DiffEntry) {
 		res.Entries = append(res.Entries, e)
-		if e.Action != string(ssa.UnchangedAction) && e.Action != string(ssa.SkippedAction) {
-			res.Drift = true
-		}
-		line := e.String()
+		res.Drift = res.Drift || e.Action != string(ssa.UnchangedAction) && e.Action != string(ssa.SkippedAction)
 		if e.Note != "" {
-			line += " (" + e.Note + ")"
+			e.Note = " (" + e.Note + ")"
 		}
-		a.printf("%s\n", line)
-		if e.Diff != "" {
-			a.printf("%s", e.Diff)
-		}
+		a.printf("%s%s\n%s", e, e.Note, e.Diff)
 	}
 
 	for _, p := range a.planAll(ctx, objs) {
 		if p.err != nil {
-			problems = append(problems, Problem{Object: Ref(p.obj), Err: p.err})
+			problems = append(problems, Problem{Ref(p.obj), p.err})
 			continue
 		}
-		e := DiffEntry{Entry: Entry{Ref: Ref(p.obj), Action: p.action}, Note: p.note}
+		e := DiffEntry{Entry: Entry{Ref(p.obj), p.action}, Note: p.note}
 		switch {
 		case !opts.Verbose:
 		case p.action == string(ssa.CreatedAction):
-			e.Diff = newObjectDiff(p.obj)
-		case p.after != nil:
-			d, err := unifiedDiff(Ref(p.obj), p.before, p.after)
-			if err != nil {
-				problems = append(problems, Problem{Object: Ref(p.obj), Err: err})
+			if e.Diff, err = unifiedDiff(Ref(p.obj), nil, p.obj.DeepCopy()); err != nil {
+				e.Diff = err.Error() + "\n"
 			}
-			e.Diff = d
+		case p.after != nil:
+			if e.Diff, err = unifiedDiff(Ref(p.obj), p.before, p.after); err != nil {
+				problems = append(problems, Problem{Ref(p.obj), err})
+			}
 		}
 		add(e)
 	}
@@ -100,14 +82,11 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 		if err != nil {
 			return res, errorsWith(problems, err)
 		}
-		current := inventoryOf(objs)
-		current.namespaces.Insert(a.set.Namespace)
-		candidates, err := a.pruneCandidates(ctx, previous.union(current), objs)
+		candidates, err := a.pruneCandidates(ctx, previous.union(a.set.inventoryOf(objs)), objs)
 		for _, c := range candidates {
-			if utils.AnyInMetadata(c, skipSelector()) {
-				continue
+			if !utils.AnyInMetadata(c, skip) {
+				add(DiffEntry{Entry: Entry{Ref(c), string(ssa.DeletedAction)}, Note: "apply --prune deletes it"})
 			}
-			add(DiffEntry{Entry: Entry{Ref: Ref(c), Action: string(ssa.DeletedAction)}, Note: "apply --prune deletes it"})
 		}
 		if err != nil {
 			return res, errorsWith(problems, err)
@@ -119,60 +98,40 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 	return res, nil
 }
 
-// newObjectDiff is the diff of an object that applying would create: the
-// whole object.
-func newObjectDiff(o *unstructured.Unstructured) string {
-	d, err := unifiedDiff(Ref(o), nil, o.DeepCopy())
-	if err != nil {
-		return err.Error() + "\n"
-	}
-	return d
-}
-
 // unifiedDiff returns the unified diff between the YAML of before (nil: no
-// object) and after, with the data of Secrets masked.
+// object) and after, without managed fields, with the data of Secrets
+// masked (ssa's masks for data, every value for stringData).
 func unifiedDiff(ref string, before, after *unstructured.Unstructured) (string, error) {
 	if utils.IsSecret(after) {
 		if err := ssa.SanitizeUnstructuredData(before, after); err != nil {
 			return "", fmt.Errorf("masking Secret data: %w", err)
 		}
-		for _, u := range []*unstructured.Unstructured{before, after} {
-			if u == nil {
-				continue
-			}
-			if sd, ok, _ := unstructured.NestedStringMap(u.Object, "stringData"); ok {
-				for k := range sd {
-					sd[k] = "***"
-				}
-				_ = unstructured.SetNestedStringMap(u.Object, sd, "stringData")
-			}
-		}
 	}
-	var a, b string
-	for _, side := range []struct {
-		u   *unstructured.Unstructured
-		out *string
-	}{{before, &a}, {after, &b}} {
-		if side.u == nil {
+	var text [2]string
+	for i, u := range []*unstructured.Unstructured{before, after} {
+		if u == nil {
 			continue
 		}
-		unstructured.RemoveNestedField(side.u.Object, "metadata", "managedFields")
-		y, err := yaml.Marshal(side.u.Object)
+		unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+		if sd, ok, _ := unstructured.NestedStringMap(u.Object, "stringData"); ok && utils.IsSecret(after) {
+			for k := range sd {
+				sd[k] = "***"
+			}
+			_ = unstructured.SetNestedStringMap(u.Object, sd, "stringData")
+		}
+		y, err := yaml.Marshal(u.Object)
 		if err != nil {
 			return "", fmt.Errorf("writing YAML for the diff: %w", err)
 		}
-		*side.out = string(y)
+		text[i] = string(y)
 	}
-	from, to := "live/"+ref, "applied/"+ref
+	from := "live/" + ref
 	if before == nil {
 		from = "/dev/null"
 	}
 	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A:        difflib.SplitLines(a),
-		B:        difflib.SplitLines(b),
-		FromFile: from,
-		ToFile:   to,
-		Context:  3,
+		A: difflib.SplitLines(text[0]), B: difflib.SplitLines(text[1]),
+		FromFile: from, ToFile: "applied/" + ref, Context: 3,
 	})
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,49 +17,39 @@ import (
 
 	"github.com/fluxcd/pkg/ssa"
 	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
-	"github.com/fluxcd/pkg/ssa/utils"
 )
 
-// plan is what applying would do to one object. It is decided once, by one
-// server-side dry-run; Diff prints it and Apply sends it, so the two cannot
-// disagree and Apply does not dry-run an object a second time.
+// plan is what applying would do to one object, decided by one server-side
+// dry-run (ssa's Diff) before anything is applied: Diff prints it, and
+// Apply refuses to start while any plan has failed.
 type plan struct {
 	obj *unstructured.Unstructured
 	// live is the object in the cluster, nil if there is none.
 	live *unstructured.Unstructured
-	// action is created, configured, unchanged, skipped or recreated.
-	action string
-	// note explains an action that the dry-run alone does not show.
-	note string
+	// action is created, configured, unchanged, skipped or recreated;
+	// note explains one that the dry-run alone does not show.
+	action, note string
 	// deferred is set when the object's CustomResourceDefinition or
 	// Namespace is created in the same run: it cannot be dry-run before
-	// they exist, and is planned again after them.
+	// they exist.
 	deferred bool
 	// immutable is the dry-run's error for a change to an immutable field;
 	// the object can only be applied by deleting and recreating it.
 	immutable error
-	// takeover moves the fields of kubectl's managers to cnatctl and
-	// removes the last-applied annotation; empty if there is nothing to
-	// take over.
-	takeover []ssa.JSONPatch
 	// before and after are the live object and the dry-run's result of a
-	// configured object (ssa's Diff: without managed fields, Secret data
-	// masked).
+	// configured object (without managed fields, Secret data masked).
 	before, after *unstructured.Unstructured
 	// err is why the object cannot be applied; nothing else is set then.
 	err error
 }
 
-// planConcurrency is how many objects are planned at once, as many as
-// ssa's ApplyAll dry-runs at once.
-const planConcurrency = 4
-
-// planAll plans every object, in order. Objects that need a CRD or a
-// Namespace among objects that the cluster does not have yet are deferred.
+// planAll plans every object, in order, four at a time (as many as ssa
+// dry-runs at once). Objects that need a CRD or a Namespace among objects
+// that the cluster does not have yet are deferred.
 func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructured) []*plan {
 	crds, namespaces := crdScopes(objects), namespacesIn(objects)
 	plans := make([]*plan, len(objects))
-	sem := make(chan struct{}, planConcurrency)
+	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
 	for i, o := range objects {
 		wg.Go(func() {
@@ -73,12 +62,11 @@ func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructu
 	return plans
 }
 
-// plan reads o from the cluster and dry-runs it with ssa's Diff, exactly as
-// Apply would send it. crds and namespaces are what the set itself creates:
-// an object that needs one of them is deferred instead of failing.
-//
-// ssa's Diff reads the object too, but returns it only when it changed and
-// without managed fields; the plan needs its owner label and its managers.
+// plan reads o from the cluster and dry-runs it with ssa's Diff, as Apply
+// sends it. crds and namespaces are what the set itself creates: an object
+// that needs one of them is deferred instead of failing. ssa's Diff reads
+// the object too, but returns it only when it changed and without managed
+// fields; the plan needs its owner label and its managers.
 func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds map[schema.GroupKind]apiextensionsv1.ResourceScope, namespaces map[string]bool) *plan {
 	p := &plan{obj: o}
 	live := &unstructured.Unstructured{}
@@ -94,17 +82,17 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 	case !apierrors.IsNotFound(err):
 		return p.fail(fmt.Errorf("reading it from the cluster: %w", err))
 	}
-	if utils.AnyInMetadata(o, skipSelector()) || (p.live != nil && utils.AnyInMetadata(p.live, skipSelector())) {
+
+	// ssa's Diff removes an invalid caBundle from a CRD in place: Apply
+	// sends o as it was dry-run.
+	cse, before, after, err := a.rm.Diff(ctx, o, ssa.DiffOptions{Exclusions: skip})
+	if err == nil && cse.Action == ssa.SkippedAction {
 		p.action = string(ssa.SkippedAction)
 		return p
 	}
 	if owner := live.GetLabels()[LabelApplySetPartOf]; owner != "" && owner != a.set.ID {
 		return p.fail(fmt.Errorf("it belongs to another ApplySet (label %s=%s); cnatctl does not take objects from another set", LabelApplySetPartOf, owner))
 	}
-
-	// ssa's Diff removes an invalid caBundle from a CRD in place: Apply
-	// sends o as it was dry-run.
-	cse, before, after, err := a.rm.Diff(ctx, o, ssa.DiffOptions{})
 	if dryRunErr, ok := errors.AsType[*ssaerrors.DryRunErr](err); ok {
 		err = dryRunErr.Unwrap()
 	}
@@ -120,17 +108,15 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 		return p.fail(dryRunError(err))
 	}
 	p.action, p.before, p.after = string(cse.Action), before, after
-	if p.live == nil {
-		return p
-	}
-	p.takeover = ssa.PatchRemoveAnnotations(p.live, []string{corev1.LastAppliedConfigAnnotation})
-	managers, err := ssa.PatchReplaceFieldsManagers(p.live, kubectlManagers, a.manager)
-	if err != nil {
-		return p.fail(fmt.Errorf("taking over kubectl's fields: %w", err))
-	}
-	p.takeover = append(p.takeover, managers...)
-	if len(p.takeover) > 0 && p.action == string(ssa.UnchangedAction) {
-		p.action, p.note = string(ssa.ConfiguredAction), "kubectl's fields are taken over"
+	if p.live != nil {
+		// What ssa's cleanup changes (see takeover) is a change too.
+		managers, err := ssa.PatchReplaceFieldsManagers(p.live, takeover.FieldManagers, a.manager)
+		if err != nil {
+			return p.fail(fmt.Errorf("taking over kubectl's fields: %w", err))
+		}
+		if p.action == string(ssa.UnchangedAction) && len(managers)+len(ssa.PatchRemoveAnnotations(p.live, takeover.Annotations)) > 0 {
+			p.action, p.note = string(ssa.ConfiguredAction), "kubectl's fields are taken over"
+		}
 	}
 	return p
 }
@@ -170,9 +156,10 @@ func dryRunError(err error) error {
 }
 
 // The messages by which the API server and CEL rules report a change to an
-// immutable field. Unlike ssa's IsImmutableError, a plain Invalid error
-// (a wrong value) does not count: --force must never delete an object
-// because its new version is merely invalid.
+// immutable field. Unlike ssa's IsImmutableError (which Apply therefore
+// never uses: it does not pass Force to ssa), a plain Invalid error (a wrong
+// value) does not count: --force must never delete an object because its
+// new version is merely invalid.
 var immutableMessage = regexp.MustCompile(`is immutable|immutable field`)
 
 func isImmutableError(err error) bool {
@@ -182,14 +169,13 @@ func isImmutableError(err error) bool {
 // immutableFields names the fields an immutable-field error is about, from
 // the causes of the API server's status; "(unknown field)" if it has none.
 func immutableFields(err error) []string {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) || status.Status().Details == nil {
-		return []string{"(unknown field)"}
-	}
 	var fields []string
-	for _, c := range status.Status().Details.Causes {
-		if immutableMessage.MatchString(c.Message) && c.Field != "" {
-			fields = append(fields, c.Field)
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Details != nil {
+		for _, c := range status.Status().Details.Causes {
+			if immutableMessage.MatchString(c.Message) && c.Field != "" {
+				fields = append(fields, c.Field)
+			}
 		}
 	}
 	if len(fields) == 0 {

@@ -1,7 +1,7 @@
 package manifests
 
 import (
-	"strconv"
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,20 +15,14 @@ func Ref(u *unstructured.Unstructured) string {
 	return utils.FmtUnstructured(u)
 }
 
-// Problem is what went wrong with one object.
+// Problem is what went wrong with one object, named by its Ref.
 type Problem struct {
-	// Object is the object's Ref.
 	Object string
-	// Err says what went wrong.
-	Err error
+	Err    error
 }
 
-// Error formats the problem as "<ref>: <what went wrong>".
-func (p Problem) Error() string {
-	return p.Object + ": " + p.Err.Error()
-}
+func (p Problem) Error() string { return p.Object + ": " + p.Err.Error() }
 
-// Unwrap returns the underlying error.
 func (p Problem) Unwrap() error { return p.Err }
 
 // Problems is every object that failed, so that one run reports all of them
@@ -38,11 +32,7 @@ type Problems []Problem
 // Error lists the problems, one per line.
 func (ps Problems) Error() string {
 	var b strings.Builder
-	if len(ps) == 1 {
-		b.WriteString("1 object failed:")
-	} else {
-		b.WriteString(strconv.Itoa(len(ps)) + " objects failed:")
-	}
+	fmt.Fprintf(&b, "%s failed:", describeSet(len(ps)))
 	for _, p := range ps {
 		b.WriteString("\n  " + p.Error())
 	}

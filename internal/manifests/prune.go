@@ -18,17 +18,6 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 )
 
-// objectKey identifies an object across API versions.
-type objectKey struct {
-	gk        schema.GroupKind
-	namespace string
-	name      string
-}
-
-func keyOf(o *unstructured.Unstructured) objectKey {
-	return objectKey{gk: o.GroupVersionKind().GroupKind(), namespace: o.GetNamespace(), name: o.GetName()}
-}
-
 // pruneCandidates lists the members of the set, objects labelled
 // part-of=<the set's id>, of every kind inv records, in every namespace inv
 // records (cluster-wide for cluster-scoped kinds), that are not among keep.
@@ -36,13 +25,16 @@ func keyOf(o *unstructured.Unstructured) objectKey {
 // Kinds the cluster no longer serves are passed over: nothing of them is
 // left to delete.
 func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	kept := sets.New[objectKey]()
+	type key struct {
+		gk              schema.GroupKind
+		namespace, name string
+	}
+	kept := sets.New[key]()
 	for _, o := range keep {
-		kept.Insert(keyOf(o))
+		kept.Insert(key{o.GroupVersionKind().GroupKind(), o.GetNamespace(), o.GetName()})
 	}
 	gks := inv.groupKinds.UnsortedList()
 	slices.SortFunc(gks, func(x, y schema.GroupKind) int { return cmp.Compare(x.String(), y.String()) })
-	selector := client.MatchingLabels{LabelApplySetPartOf: a.set.ID}
 
 	var candidates []*unstructured.Unstructured
 	var errs []error
@@ -50,8 +42,7 @@ func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*u
 		m, err := a.mapper.RESTMapping(gk)
 		if meta.IsNoMatchError(err) {
 			continue
-		}
-		if err != nil {
+		} else if err != nil {
 			errs = append(errs, fmt.Errorf("looking up %s: %w", gk, err))
 			continue
 		}
@@ -62,11 +53,7 @@ func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*u
 		for _, ns := range namespaces {
 			list := &metav1.PartialObjectMetadataList{}
 			list.SetGroupVersionKind(m.GroupVersionKind.GroupVersion().WithKind(m.GroupVersionKind.Kind + "List"))
-			opts := []client.ListOption{selector}
-			if ns != "" {
-				opts = append(opts, client.InNamespace(ns))
-			}
-			if err := a.client.List(ctx, list, opts...); err != nil {
+			if err := a.client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{LabelApplySetPartOf: a.set.ID}); err != nil {
 				where := "cluster-wide"
 				if ns != "" {
 					where = "in namespace " + ns
@@ -75,15 +62,15 @@ func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*u
 				continue
 			}
 			for _, item := range list.Items {
+				if kept.Has(key{gk, item.Namespace, item.Name}) || item.Labels[LabelApplySetPartOf] != a.set.ID {
+					continue
+				}
 				u := &unstructured.Unstructured{}
 				u.SetGroupVersionKind(m.GroupVersionKind)
 				u.SetNamespace(item.Namespace)
 				u.SetName(item.Name)
 				u.SetLabels(item.Labels)
 				u.SetAnnotations(item.Annotations)
-				if kept.Has(keyOf(u)) || item.Labels[LabelApplySetPartOf] != a.set.ID {
-					continue
-				}
 				candidates = append(candidates, u)
 			}
 		}
@@ -105,28 +92,22 @@ func (a *Applier) prune(ctx context.Context, candidates []*unstructured.Unstruct
 	cs, err := a.rm.DeleteAll(ctx, candidates, ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
 		Inclusions:        map[string]string{LabelApplySetPartOf: a.set.ID},
-		Exclusions:        skipSelector(),
+		Exclusions:        skip,
 	})
 	var entries []Entry
-	var deleted []*unstructured.Unstructured
-	if cs != nil {
-		for _, e := range cs.Entries {
-			entries = append(entries, a.print(Entry{Ref: e.Subject, Action: string(e.Action)}))
-		}
-		for _, c := range candidates {
-			if slices.ContainsFunc(cs.Entries, func(e ssa.ChangeSetEntry) bool {
-				return e.Action == ssa.DeletedAction && e.Subject == Ref(c)
-			}) {
-				deleted = append(deleted, c)
-			}
+	deleted := 0
+	for _, e := range cs.Entries {
+		entries = append(entries, a.print(Entry{e.Subject, string(e.Action)}))
+		if e.Action == ssa.DeletedAction {
+			deleted++
 		}
 	}
 	if err != nil {
 		return entries, fmt.Errorf("pruning: %w", err)
 	}
-	if wait && len(deleted) > 0 {
-		a.printf("waiting for %s to be deleted (timeout %s)...\n", describeSet(len(deleted)), timeout)
-		if err := a.rm.WaitForTermination(deleted, ssa.WaitOptions{Interval: a.pollInterval, Timeout: timeout}); err != nil {
+	if wait && deleted > 0 {
+		a.printf("waiting for %s to be deleted (timeout %s)...\n", describeSet(deleted), timeout)
+		if err := a.rm.WaitForSetTermination(cs, ssa.WaitOptions{Interval: a.pollInterval, Timeout: timeout}); err != nil {
 			return entries, fmt.Errorf("waiting for pruned objects to be deleted: %w", err)
 		}
 	}

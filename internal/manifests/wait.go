@@ -40,10 +40,9 @@ func (a *Applier) wait(ctx context.Context, set object.ObjMetadataSet, what stri
 		select {
 		case err := <-done:
 			if err == nil {
-				if quiet {
-					return nil
+				if !quiet {
+					a.printf("%s%s ready after %s\n", strings.ToUpper(what[:1]), what[1:], time.Since(start).Round(100*time.Millisecond))
 				}
-				a.printf("%s ready after %s\n", capitalize(what), time.Since(start).Round(100*time.Millisecond))
 				return nil
 			}
 			if notReady := a.notReady(ctx, set); len(notReady) > 0 {
@@ -71,34 +70,25 @@ func (a *Applier) notReady(ctx context.Context, set object.ObjMetadataSet) []str
 		}
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(m.GroupVersionKind)
-		if err := a.client.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, u); err != nil {
-			if apierrors.IsNotFound(err) {
-				out = append(out, ref+": NotFound")
-			} else if !errors.Is(err, context.Canceled) {
+		if err := a.client.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, u); apierrors.IsNotFound(err) {
+			out = append(out, ref+": NotFound")
+			continue
+		} else if err != nil {
+			if !errors.Is(err, context.Canceled) {
 				out = append(out, ref+": "+err.Error())
 			}
 			continue
 		}
-		res, err := status.Compute(u)
-		switch {
+		switch res, err := status.Compute(u); {
 		case err != nil:
 			out = append(out, ref+": "+err.Error())
+		case res.Status != status.CurrentStatus && res.Message != "":
+			out = append(out, ref+": "+res.Status.String()+": "+res.Message)
 		case res.Status != status.CurrentStatus:
-			line := ref + ": " + res.Status.String()
-			if res.Message != "" {
-				line += ": " + res.Message
-			}
-			out = append(out, line)
+			out = append(out, ref+": "+res.Status.String())
 		}
 	}
 	return out
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // describeSet says "1 object" or "3 objects".
