@@ -85,12 +85,12 @@ const (
 	MaxConditions = 8
 )
 
-// Field managers under which cnat writes; the controller's server-side
-// apply of an At's status has its own, beside that apply
-// (internal/apply.StatusFieldManager). The API server records in each
-// object's managedFields which manager wrote which field, so the Pods the
-// controller creates, its status and what cnatctl applies are told apart,
-// and the two appliers never take fields from one another.
+// Field managers under which cnat writes (the controller's apply of an
+// At's status has its own, internal/apply.StatusFieldManager, beside that
+// apply). The API server records in managedFields which manager wrote which
+// field, so the Pods the controller creates, the status it applies and what
+// cnatctl applies are told apart, and neither applier takes the other's
+// fields.
 const (
 	// FieldManager is the controller writing anything but an At's status:
 	// it creates the Pods (never applies them) and removes their tracking
