@@ -126,7 +126,7 @@ func NewPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOpti
 		// A command that did not ask for an identity gets none.
 		spec.AutomountServiceAccountToken = ptr.To(false)
 	}
-	applyRestrictedDefaults(spec, usesDefaultImage)
+	fillRestrictedDefaults(spec, usesDefaultImage)
 	for _, c := range containersOf(spec) {
 		if opts.ImagePullPolicy != "" && c.ImagePullPolicy == "" {
 			c.ImagePullPolicy = opts.ImagePullPolicy
@@ -154,10 +154,10 @@ func SpecHash(at *cnatv1beta1.At) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// applyRestrictedDefaults fills in what the restricted Pod Security Standard
+// fillRestrictedDefaults fills in what the restricted Pod Security Standard
 // asks for wherever the template did not decide: non-root, the runtime's
 // default seccomp profile, no privilege escalation, no capabilities.
-func applyRestrictedDefaults(spec *corev1.PodSpec, firstUsesDefaultImage bool) {
+func fillRestrictedDefaults(spec *corev1.PodSpec, firstUsesDefaultImage bool) {
 	if spec.SecurityContext == nil {
 		spec.SecurityContext = &corev1.PodSecurityContext{}
 	}

@@ -240,9 +240,9 @@ func TestNewPod(t *testing.T) {
 	}
 }
 
-// TestRenderPodScheduledTime checks that the scheduled-time annotation is an
+// TestNewPodScheduledTime checks that the scheduled-time annotation is an
 // RFC 3339 time in UTC denoting the scheduled instant.
-func TestRenderPodScheduledTime(t *testing.T) {
+func TestNewPodScheduledTime(t *testing.T) {
 	g := NewWithT(t)
 	tests := []struct {
 		name      string
@@ -296,7 +296,7 @@ func securityOf(pod *corev1.Pod) securityContexts {
 	return s
 }
 
-func TestRenderPodRestrictedSecurityDefaults(t *testing.T) {
+func TestNewPodRestrictedSecurityDefaults(t *testing.T) {
 	tests := []struct {
 		name string
 		at   *cnatv1beta1.At
@@ -504,7 +504,7 @@ func runsOf(cs []corev1.Container) []containerRun {
 	return runs
 }
 
-func TestRenderPodTemplate(t *testing.T) {
+func TestNewPodTemplate(t *testing.T) {
 	resources := corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{
 			corev1.ResourceCPU:    resource.MustParse("100m"),
@@ -946,9 +946,11 @@ func TestNewPodLeavesAtAlone(t *testing.T) {
 	}
 }
 
-// TestRenderPodDeterministic checks that rendering the same attempt twice
-// gives the same Pod, so repeated applies are no-ops.
-func TestRenderPodDeterministic(t *testing.T) {
+// TestNewPodDeterministic checks that rendering the same attempt twice
+// gives the same Pod: the Pod a second replica or a retried reconcile
+// would create is the one that exists, and Ats of one template share a
+// dry-run verdict.
+func TestNewPodDeterministic(t *testing.T) {
 	at := withActiveDeadline(newAt("date", &corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "1", "b": "2", "c": "3"}},
 		Spec: corev1.PodSpec{
