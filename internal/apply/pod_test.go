@@ -29,13 +29,6 @@ var scheduled = time.Date(2026, 11, 21, 9, 0, 0, 0, time.FixedZone("UTC+1", 3600
 
 var defaultOpts = apply.PodOptions{DefaultImage: defaultImage}
 
-// renderPod is NewPod, with the Gomega every helper takes.
-func renderPod(g Gomega, at *cnatv1beta1.At, attempt int32, when time.Time, opts apply.PodOptions) *corev1.Pod {
-	pod := apply.NewPod(at, attempt, when, opts)
-	g.ExpectWithOffset(1, pod).NotTo(BeNil(), "NewPod")
-	return pod
-}
-
 // newAt returns an At named hello in namespace jobs with the given command
 // and template (either may be empty).
 func newAt(command string, template *corev1.PodTemplateSpec) *cnatv1beta1.At {
@@ -235,7 +228,7 @@ func TestNewPod(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(renderPod(g, tc.at, tc.attempt, tc.scheduled, tc.opts)).To(BeComparableTo(tc.want))
+			g.Expect(apply.NewPod(tc.at, tc.attempt, tc.scheduled, tc.opts)).To(BeComparableTo(tc.want))
 		})
 	}
 }
@@ -256,7 +249,7 @@ func TestNewPodScheduledTime(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			pod := renderPod(g, newAt("date", nil), 1, tc.scheduled, defaultOpts)
+			pod := apply.NewPod(newAt("date", nil), 1, tc.scheduled, defaultOpts)
 			value := pod.Annotations[cnatv1beta1.AnnotationScheduledTime]
 			parsed, err := time.Parse(time.RFC3339, value)
 			g.Expect(err).NotTo(HaveOccurred(), "annotation %q is not RFC 3339", value)
@@ -483,7 +476,7 @@ func TestNewPodRestrictedSecurityDefaults(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(securityOf(renderPod(g, tc.at, 1, scheduled, defaultOpts))).To(BeComparableTo(tc.want))
+			g.Expect(securityOf(apply.NewPod(tc.at, 1, scheduled, defaultOpts))).To(BeComparableTo(tc.want))
 		})
 	}
 }
@@ -858,7 +851,7 @@ func TestNewPodTemplate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(tc.view(renderPod(g, tc.at, 1, scheduled, tc.opts))).To(BeComparableTo(tc.want))
+			g.Expect(tc.view(apply.NewPod(tc.at, 1, scheduled, tc.opts))).To(BeComparableTo(tc.want))
 		})
 	}
 }
@@ -958,6 +951,6 @@ func TestNewPodDeterministic(t *testing.T) {
 		},
 	}), 60)
 	g := NewWithT(t)
-	first := renderPod(g, at, 1, scheduled, defaultOpts)
-	g.Expect(renderPod(g, at, 1, scheduled, defaultOpts)).To(BeComparableTo(first), "a second rendering")
+	first := apply.NewPod(at, 1, scheduled, defaultOpts)
+	g.Expect(apply.NewPod(at, 1, scheduled, defaultOpts)).To(BeComparableTo(first), "a second rendering")
 }
