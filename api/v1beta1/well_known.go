@@ -85,14 +85,17 @@ const (
 	MaxConditions = 8
 )
 
-// Field managers under which cnat writes. Server-side apply records each
-// writer's fields separately, so the controller's Pods, the controller's
-// status writes and cnatctl's applies never take fields from one another.
+// Field managers under which cnat writes (the controller's apply of an
+// At's status has its own, internal/apply.StatusFieldManager, beside that
+// apply). The API server records in managedFields which manager wrote which
+// field, so the Pods the controller creates, the status it applies and what
+// cnatctl applies are told apart, and neither applier takes the other's
+// fields.
 const (
-	// FieldManager owns the Pods the controller creates.
+	// FieldManager is the controller writing anything but an At's status:
+	// it creates the Pods (never applies them) and removes their tracking
+	// finalizer.
 	FieldManager = "cnat-controller"
-	// StatusFieldManager owns the status of At objects.
-	StatusFieldManager = "cnat-controller-status"
 	// CLIFieldManager owns what cnatctl applies.
 	CLIFieldManager = "cnatctl"
 )

@@ -1,6 +1,8 @@
-// Package apply renders the Pod that runs an At's command (RenderPod, as an
-// apply configuration, and NewPod, the Pod the controller creates: Pods are
-// created, never applied over), names it (PodName), digests the spec it
-// runs (SpecHash), and decides whether an apply of the At's status would
-// change anything (Unchanged).
+// Package apply holds what the controller sends the API server about an
+// At: the Pod of an attempt (NewPod, named by PodName, carrying the SpecHash
+// of what it runs), created rather than applied, and whether the API
+// server's own validation refused it (PodFieldsInvalid); and the server-side
+// apply of the At's status under its field manager (Status,
+// StatusFieldManager), sent only when it would change something
+// (Unchanged).
 package apply

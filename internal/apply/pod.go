@@ -4,13 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
@@ -54,73 +54,85 @@ func PodName(at *cnatv1beta1.At, attempt int32) string {
 	return at.Name + "-" + uid + "-" + strconv.Itoa(int(attempt))
 }
 
-// RenderPod returns the Pod that runs attempt (1-based) of at, as an apply
-// configuration: the template (if any) with restartPolicy Never, the
-// command in its first container, the restricted Pod Security defaults for
-// whatever security settings the template leaves unset, a controller owner
-// reference to the At so that the Pod goes when the At goes, the labels
-// that name the At, its UID and the attempt, and the tracking finalizer.
-func RenderPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOptions) (*corev1ac.PodApplyConfiguration, error) {
-	spec, err := podSpecFrom(at.Spec.Template)
-	if err != nil {
-		return nil, err
+// NewPod returns the Pod that runs attempt (1-based) of at, as the
+// controller creates it and the webhook's dry run sends it: the template (if
+// any) with restartPolicy Never, the command in its first container, the
+// restricted Pod Security defaults for whatever security settings the
+// template leaves unset, a controller owner reference to the At so that the
+// Pod goes when the At goes, the labels that name the At, its UID and the
+// attempt, and the tracking finalizer. The Pod shares no memory with at,
+// which comes from the informer cache, shared by everyone.
+//
+// Pods are created, never applied: an apply would patch whatever Pod has
+// the name, where a create fails on it (see the controller's createPod).
+func NewPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOptions) *corev1.Pod {
+	pod := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:       PodName(at, attempt),
+			Namespace:  at.Namespace,
+			Finalizers: []string{cnatv1beta1.TrackingFinalizer},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         cnatv1beta1.GroupVersion.String(),
+				Kind:               "At",
+				Name:               at.Name,
+				UID:                at.UID,
+				Controller:         ptr.To(true),
+				BlockOwnerDeletion: ptr.To(true),
+			}},
+			Labels:      map[string]string{},
+			Annotations: map[string]string{},
+		},
 	}
-	if len(spec.Containers) == 0 {
-		spec.WithContainers(corev1ac.Container().WithName(CommandContainerName))
-	}
-	first := &spec.Containers[0]
-	if first.Image == nil || *first.Image == "" {
-		first.WithImage(opts.DefaultImage)
-	}
-	// The default image, whether filled in here or by the defaulting
-	// webhook, runs as root unless told otherwise.
-	usesDefaultImage := *first.Image == opts.DefaultImage
-	if at.Spec.Command != "" {
-		first.Command = []string{"/bin/sh", "-c", at.Spec.Command}
-		first.Args = nil
-	}
-	spec.WithRestartPolicy(corev1.RestartPolicyNever)
-	if at.Spec.ActiveDeadlineSeconds != nil {
-		spec.WithActiveDeadlineSeconds(*at.Spec.ActiveDeadlineSeconds)
-	}
-	if spec.AutomountServiceAccountToken == nil && (spec.ServiceAccountName == nil || *spec.ServiceAccountName == "") {
-		// A command that did not ask for an identity gets none.
-		spec.WithAutomountServiceAccountToken(false)
-	}
-	applyRestrictedDefaults(spec, usesDefaultImage)
-	for i := range spec.InitContainers {
-		defaultPullPolicy(&spec.InitContainers[i], opts.ImagePullPolicy)
-	}
-	for i := range spec.Containers {
-		defaultPullPolicy(&spec.Containers[i], opts.ImagePullPolicy)
-	}
-
-	pod := corev1ac.Pod(PodName(at, attempt), at.Namespace).
-		WithSpec(spec).
-		WithFinalizers(cnatv1beta1.TrackingFinalizer).
-		WithOwnerReferences(metav1ac.OwnerReference().
-			WithAPIVersion(cnatv1beta1.GroupVersion.String()).
-			WithKind("At").
-			WithName(at.Name).
-			WithUID(at.UID).
-			WithController(true).
-			WithBlockOwnerDeletion(true))
 	if at.Spec.Template != nil {
-		pod.WithLabels(at.Spec.Template.Labels).WithAnnotations(at.Spec.Template.Annotations)
+		at.Spec.Template.Spec.DeepCopyInto(&pod.Spec)
+		maps.Copy(pod.Labels, at.Spec.Template.Labels)
+		maps.Copy(pod.Annotations, at.Spec.Template.Annotations)
 	}
-	// cnat's own labels come last: a template cannot take them over.
-	pod.WithLabels(map[string]string{
+	// cnat's own labels and annotations come last: a template cannot take
+	// them over.
+	maps.Copy(pod.Labels, map[string]string{
 		cnatv1beta1.LabelAt:            at.Name,
 		cnatv1beta1.LabelAtUID:         string(at.UID),
 		cnatv1beta1.LabelAttempt:       strconv.Itoa(int(attempt)),
 		"app.kubernetes.io/managed-by": "cnat",
 	})
-	pod.WithAnnotations(map[string]string{
+	maps.Copy(pod.Annotations, map[string]string{
 		cnatv1beta1.AnnotationScheduledTime:  scheduled.UTC().Format(time.RFC3339Nano),
 		cnatv1beta1.AnnotationSpecGeneration: strconv.FormatInt(at.Generation, 10),
 		cnatv1beta1.AnnotationSpecHash:       SpecHash(at),
 	})
-	return pod, nil
+
+	spec := &pod.Spec
+	if len(spec.Containers) == 0 {
+		spec.Containers = []corev1.Container{{Name: CommandContainerName}}
+	}
+	first := &spec.Containers[0]
+	if first.Image == "" {
+		first.Image = opts.DefaultImage
+	}
+	// The default image, whether filled in here or by the defaulting
+	// webhook, runs as root unless told otherwise.
+	usesDefaultImage := first.Image == opts.DefaultImage
+	if at.Spec.Command != "" {
+		first.Command = []string{"/bin/sh", "-c", at.Spec.Command}
+		first.Args = nil
+	}
+	spec.RestartPolicy = corev1.RestartPolicyNever
+	if at.Spec.ActiveDeadlineSeconds != nil {
+		spec.ActiveDeadlineSeconds = ptr.To(*at.Spec.ActiveDeadlineSeconds)
+	}
+	if spec.AutomountServiceAccountToken == nil && spec.ServiceAccountName == "" {
+		// A command that did not ask for an identity gets none.
+		spec.AutomountServiceAccountToken = ptr.To(false)
+	}
+	fillRestrictedDefaults(spec, usesDefaultImage)
+	for _, c := range containersOf(spec) {
+		if opts.ImagePullPolicy != "" && c.ImagePullPolicy == "" {
+			c.ImagePullPolicy = opts.ImagePullPolicy
+		}
+	}
+	return pod
 }
 
 // SpecHash is a digest of what an At's Pod runs: spec.command,
@@ -142,88 +154,50 @@ func SpecHash(at *cnatv1beta1.At) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// podSpecFrom turns the template's PodSpec into an apply configuration.
-// Apply configurations are the JSON form of the API types, so the JSON
-// encoding is the faithful conversion, field for field.
-func podSpecFrom(template *corev1.PodTemplateSpec) (*corev1ac.PodSpecApplyConfiguration, error) {
-	spec := corev1ac.PodSpec()
-	if template == nil {
-		return spec, nil
-	}
-	raw, err := json.Marshal(template.Spec)
-	if err != nil {
-		return nil, fmt.Errorf("encoding spec.template.spec: %w", err)
-	}
-	if err := json.Unmarshal(raw, spec); err != nil {
-		return nil, fmt.Errorf("decoding spec.template.spec: %w", err)
-	}
-	return spec, nil
-}
-
-// applyRestrictedDefaults fills in what the restricted Pod Security Standard
+// fillRestrictedDefaults fills in what the restricted Pod Security Standard
 // asks for wherever the template did not decide: non-root, the runtime's
 // default seccomp profile, no privilege escalation, no capabilities.
-func applyRestrictedDefaults(spec *corev1ac.PodSpecApplyConfiguration, firstUsesDefaultImage bool) {
+func fillRestrictedDefaults(spec *corev1.PodSpec, firstUsesDefaultImage bool) {
 	if spec.SecurityContext == nil {
-		spec.WithSecurityContext(corev1ac.PodSecurityContext())
+		spec.SecurityContext = &corev1.PodSecurityContext{}
 	}
 	psc := spec.SecurityContext
 	if psc.RunAsNonRoot == nil {
-		psc.WithRunAsNonRoot(true)
+		psc.RunAsNonRoot = ptr.To(true)
 	}
 	if psc.SeccompProfile == nil {
-		psc.WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))
+		psc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
 	}
-	containers := make([]*corev1ac.ContainerApplyConfiguration, 0, len(spec.InitContainers)+len(spec.Containers))
+	for _, c := range containersOf(spec) {
+		if c.SecurityContext == nil {
+			c.SecurityContext = &corev1.SecurityContext{}
+		}
+		sc := c.SecurityContext
+		if sc.AllowPrivilegeEscalation == nil {
+			sc.AllowPrivilegeEscalation = ptr.To(false)
+		}
+		if sc.Capabilities == nil {
+			sc.Capabilities = &corev1.Capabilities{}
+		}
+		if len(sc.Capabilities.Drop) == 0 {
+			// Restricted allows adding back NET_BIND_SERVICE, never keeping
+			// the rest: a template that only adds still drops ALL.
+			sc.Capabilities.Drop = []corev1.Capability{"ALL"}
+		}
+	}
+	if firstUsesDefaultImage && psc.RunAsUser == nil && spec.Containers[0].SecurityContext.RunAsUser == nil {
+		spec.Containers[0].SecurityContext.RunAsUser = ptr.To(nobody)
+	}
+}
+
+// containersOf is every container of spec, init containers first.
+func containersOf(spec *corev1.PodSpec) []*corev1.Container {
+	containers := make([]*corev1.Container, 0, len(spec.InitContainers)+len(spec.Containers))
 	for i := range spec.InitContainers {
 		containers = append(containers, &spec.InitContainers[i])
 	}
 	for i := range spec.Containers {
 		containers = append(containers, &spec.Containers[i])
 	}
-	for _, c := range containers {
-		if c.SecurityContext == nil {
-			c.WithSecurityContext(corev1ac.SecurityContext())
-		}
-		sc := c.SecurityContext
-		if sc.AllowPrivilegeEscalation == nil {
-			sc.WithAllowPrivilegeEscalation(false)
-		}
-		if sc.Capabilities == nil {
-			sc.WithCapabilities(corev1ac.Capabilities())
-		}
-		if len(sc.Capabilities.Drop) == 0 {
-			// Restricted allows adding back NET_BIND_SERVICE, never keeping
-			// the rest: a template that only adds still drops ALL.
-			sc.Capabilities.WithDrop(corev1.Capability("ALL"))
-		}
-	}
-	if firstUsesDefaultImage && psc.RunAsUser == nil && spec.Containers[0].SecurityContext.RunAsUser == nil {
-		spec.Containers[0].SecurityContext.WithRunAsUser(nobody)
-	}
-}
-
-func defaultPullPolicy(c *corev1ac.ContainerApplyConfiguration, policy corev1.PullPolicy) {
-	if policy != "" && c.ImagePullPolicy == nil {
-		c.WithImagePullPolicy(policy)
-	}
-}
-
-// NewPod is RenderPod as the corev1.Pod a create request sends. Apply
-// configurations are the JSON form of the API types, so the JSON encoding
-// converts one into the other field for field.
-func NewPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOptions) (*corev1.Pod, error) {
-	ac, err := RenderPod(at, attempt, scheduled, opts)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := json.Marshal(ac)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the Pod: %w", err)
-	}
-	pod := &corev1.Pod{}
-	if err := json.Unmarshal(raw, pod); err != nil {
-		return nil, fmt.Errorf("decoding the Pod: %w", err)
-	}
-	return pod, nil
+	return containers
 }

@@ -1,7 +1,7 @@
 package apply_test
 
 import (
-	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -28,18 +28,6 @@ const (
 var scheduled = time.Date(2026, 11, 21, 9, 0, 0, 0, time.FixedZone("UTC+1", 3600))
 
 var defaultOpts = apply.PodOptions{DefaultImage: defaultImage}
-
-// renderPod renders the Pod and converts it, through its JSON encoding, to
-// the corev1.Pod the API server would receive.
-func renderPod(g Gomega, at *cnatv1beta1.At, attempt int32, when time.Time, opts apply.PodOptions) *corev1.Pod {
-	ac, err := apply.RenderPod(at, attempt, when, opts)
-	g.ExpectWithOffset(1, err).NotTo(HaveOccurred(), "RenderPod")
-	raw, err := json.Marshal(ac)
-	g.ExpectWithOffset(1, err).NotTo(HaveOccurred(), "encoding the Pod apply configuration")
-	var pod corev1.Pod
-	g.ExpectWithOffset(1, json.Unmarshal(raw, &pod)).To(Succeed(), "decoding the Pod apply configuration %s", raw)
-	return &pod
-}
 
 // newAt returns an At named hello in namespace jobs with the given command
 // and template (either may be empty).
@@ -120,113 +108,134 @@ func TestPodName(t *testing.T) {
 	}
 }
 
-// TestRenderPodCommandOnly checks the whole Pod of an At that sets only
-// spec.command, field for field.
-func TestRenderPodCommandOnly(t *testing.T) {
+// commandPod is the whole Pod of newAt("echo hello world", nil), attempt 1,
+// scheduled at 09:00 UTC+1, with defaultOpts: what the API server receives,
+// field for field. Each case of TestNewPod changes only what it expects
+// differently.
+func commandPod(edits ...func(*corev1.Pod)) *corev1.Pod {
+	pod := &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:       "hello-7f3c1a52-1",
+			Namespace:  atNamespace,
+			Finalizers: []string{"cnat.programming-kubernetes.info/tracking"},
+			Labels: map[string]string{
+				"cnat.programming-kubernetes.info/at":      atName,
+				"cnat.programming-kubernetes.info/at-uid":  string(atUID),
+				"cnat.programming-kubernetes.info/attempt": "1",
+				"app.kubernetes.io/managed-by":             "cnat",
+			},
+			Annotations: map[string]string{
+				"cnat.programming-kubernetes.info/scheduled-time":  "2026-11-21T08:00:00Z",
+				"cnat.programming-kubernetes.info/spec-generation": "0",
+				"cnat.programming-kubernetes.info/spec-hash":       "9ab827e4d8f2c428",
+			},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         "cnat.programming-kubernetes.info/v1beta1",
+				Kind:               "At",
+				Name:               atName,
+				UID:                atUID,
+				Controller:         ptr.To(true),
+				BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name:            "command",
+				Image:           defaultImage,
+				Command:         []string{"/bin/sh", "-c", "echo hello world"},
+				SecurityContext: restrictedDefaultImageContainer(),
+			}},
+			RestartPolicy:                corev1.RestartPolicyNever,
+			AutomountServiceAccountToken: ptr.To(false),
+			SecurityContext:              restrictedPod(),
+		},
+	}
+	for _, edit := range edits {
+		edit(pod)
+	}
+	return pod
+}
+
+// attempt expects the Pod of attempt n, scheduled at scheduledUTC.
+func attempt(n int32, scheduledUTC string) func(*corev1.Pod) {
+	return func(pod *corev1.Pod) {
+		pod.Name = fmt.Sprintf("hello-7f3c1a52-%d", n)
+		pod.Labels[cnatv1beta1.LabelAttempt] = fmt.Sprint(n)
+		pod.Annotations[cnatv1beta1.AnnotationScheduledTime] = scheduledUTC
+	}
+}
+
+// specOf expects the At's spec hash and generation.
+func specOf(hash string, generation int) func(*corev1.Pod) {
+	return func(pod *corev1.Pod) {
+		pod.Annotations[cnatv1beta1.AnnotationSpecHash] = hash
+		pod.Annotations[cnatv1beta1.AnnotationSpecGeneration] = fmt.Sprint(generation)
+	}
+}
+
+// TestNewPod checks whole Pods, field for field.
+func TestNewPod(t *testing.T) {
+	templated := newAt("", &corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "ignored", Namespace: "elsewhere", Finalizers: []string{"example.com/ignored"},
+			Labels:      map[string]string{"team": "payments"},
+			Annotations: map[string]string{"example.com/owner": "payments@example.com"},
+		},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "reporter",
+			InitContainers:     []corev1.Container{{Name: "fetch", Image: "curlimages/curl:8.10.1"}},
+			Containers:         []corev1.Container{{Name: "report", Image: "ghcr.io/example/report:2.1", Args: []string{"--all"}}},
+		},
+	})
+	templated.Generation = 4
 	tests := []struct {
 		name      string
+		at        *cnatv1beta1.At
 		attempt   int32
 		scheduled time.Time
+		opts      apply.PodOptions
 		want      *corev1.Pod
 	}{
 		{
-			name:      "first attempt",
-			attempt:   1,
-			scheduled: scheduled,
-			want: &corev1.Pod{
-				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-				ObjectMeta: metav1.ObjectMeta{
-					Name:       "hello-7f3c1a52-1",
-					Namespace:  atNamespace,
-					Finalizers: []string{"cnat.programming-kubernetes.info/tracking"},
-					Labels: map[string]string{
-						"cnat.programming-kubernetes.info/at":      atName,
-						"cnat.programming-kubernetes.info/at-uid":  string(atUID),
-						"cnat.programming-kubernetes.info/attempt": "1",
-						"app.kubernetes.io/managed-by":             "cnat",
-					},
-					Annotations: map[string]string{
-						"cnat.programming-kubernetes.info/scheduled-time":  "2026-11-21T08:00:00Z",
-						"cnat.programming-kubernetes.info/spec-generation": "0",
-						"cnat.programming-kubernetes.info/spec-hash":       "9ab827e4d8f2c428",
-					},
-					OwnerReferences: []metav1.OwnerReference{{
-						APIVersion:         "cnat.programming-kubernetes.info/v1beta1",
-						Kind:               "At",
-						Name:               atName,
-						UID:                atUID,
-						Controller:         ptr.To(true),
-						BlockOwnerDeletion: ptr.To(true),
-					}},
-				},
-				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{
-						Name:            "command",
-						Image:           defaultImage,
-						Command:         []string{"/bin/sh", "-c", "echo hello world"},
-						SecurityContext: restrictedDefaultImageContainer(),
-					}},
-					RestartPolicy:                corev1.RestartPolicyNever,
-					AutomountServiceAccountToken: ptr.To(false),
-					SecurityContext:              restrictedPod(),
-				},
-			},
+			name: "first attempt", at: newAt("echo hello world", nil), attempt: 1, scheduled: scheduled, opts: defaultOpts,
+			want: commandPod(),
 		},
 		{
-			name:      "third attempt",
-			attempt:   3,
-			scheduled: scheduled.Add(2 * time.Hour),
-			want: &corev1.Pod{
-				TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-				ObjectMeta: metav1.ObjectMeta{
-					Name:       "hello-7f3c1a52-3",
-					Namespace:  atNamespace,
-					Finalizers: []string{"cnat.programming-kubernetes.info/tracking"},
-					Labels: map[string]string{
-						"cnat.programming-kubernetes.info/at":      atName,
-						"cnat.programming-kubernetes.info/at-uid":  string(atUID),
-						"cnat.programming-kubernetes.info/attempt": "3",
-						"app.kubernetes.io/managed-by":             "cnat",
-					},
-					Annotations: map[string]string{
-						"cnat.programming-kubernetes.info/scheduled-time":  "2026-11-21T10:00:00Z",
-						"cnat.programming-kubernetes.info/spec-generation": "0",
-						"cnat.programming-kubernetes.info/spec-hash":       "9ab827e4d8f2c428",
-					},
-					OwnerReferences: []metav1.OwnerReference{{
-						APIVersion:         "cnat.programming-kubernetes.info/v1beta1",
-						Kind:               "At",
-						Name:               atName,
-						UID:                atUID,
-						Controller:         ptr.To(true),
-						BlockOwnerDeletion: ptr.To(true),
-					}},
-				},
-				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{{
-						Name:            "command",
-						Image:           defaultImage,
-						Command:         []string{"/bin/sh", "-c", "echo hello world"},
-						SecurityContext: restrictedDefaultImageContainer(),
-					}},
-					RestartPolicy:                corev1.RestartPolicyNever,
-					AutomountServiceAccountToken: ptr.To(false),
-					SecurityContext:              restrictedPod(),
-				},
-			},
+			name: "third attempt", at: newAt("echo hello world", nil), attempt: 3, scheduled: scheduled.Add(2 * time.Hour), opts: defaultOpts,
+			want: commandPod(attempt(3, "2026-11-21T10:00:00Z")),
+		},
+		{
+			name: "a deadline and a pull policy", at: withActiveDeadline(newAt("echo hello world", nil), 60), attempt: 1, scheduled: scheduled,
+			opts: apply.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullNever},
+			want: commandPod(specOf("1a0f16f9b8094926", 0), func(pod *corev1.Pod) {
+				pod.Spec.ActiveDeadlineSeconds = ptr.To[int64](60)
+				pod.Spec.Containers[0].ImagePullPolicy = corev1.PullNever
+			}),
+		},
+		{
+			name: "a template: only its labels and annotations are taken of its metadata", at: templated, attempt: 1, scheduled: scheduled, opts: defaultOpts,
+			want: commandPod(specOf("09f24b0af9db3667", 4), func(pod *corev1.Pod) {
+				pod.Labels["team"] = "payments"
+				pod.Annotations["example.com/owner"] = "payments@example.com"
+				pod.Spec.ServiceAccountName = "reporter"
+				pod.Spec.AutomountServiceAccountToken = nil
+				pod.Spec.InitContainers = []corev1.Container{{Name: "fetch", Image: "curlimages/curl:8.10.1", SecurityContext: restrictedContainer()}}
+				pod.Spec.Containers = []corev1.Container{{Name: "report", Image: "ghcr.io/example/report:2.1", Args: []string{"--all"}, SecurityContext: restrictedContainer()}}
+			}),
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(renderPod(g, newAt("echo hello world", nil), tc.attempt, tc.scheduled, defaultOpts)).To(BeComparableTo(tc.want))
+			g.Expect(apply.NewPod(tc.at, tc.attempt, tc.scheduled, tc.opts)).To(BeComparableTo(tc.want))
 		})
 	}
 }
 
-// TestRenderPodScheduledTime checks that the scheduled-time annotation is an
+// TestNewPodScheduledTime checks that the scheduled-time annotation is an
 // RFC 3339 time in UTC denoting the scheduled instant.
-func TestRenderPodScheduledTime(t *testing.T) {
+func TestNewPodScheduledTime(t *testing.T) {
 	g := NewWithT(t)
 	tests := []struct {
 		name      string
@@ -240,7 +249,7 @@ func TestRenderPodScheduledTime(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			pod := renderPod(g, newAt("date", nil), 1, tc.scheduled, defaultOpts)
+			pod := apply.NewPod(newAt("date", nil), 1, tc.scheduled, defaultOpts)
 			value := pod.Annotations[cnatv1beta1.AnnotationScheduledTime]
 			parsed, err := time.Parse(time.RFC3339, value)
 			g.Expect(err).NotTo(HaveOccurred(), "annotation %q is not RFC 3339", value)
@@ -280,7 +289,7 @@ func securityOf(pod *corev1.Pod) securityContexts {
 	return s
 }
 
-func TestRenderPodRestrictedSecurityDefaults(t *testing.T) {
+func TestNewPodRestrictedSecurityDefaults(t *testing.T) {
 	tests := []struct {
 		name string
 		at   *cnatv1beta1.At
@@ -467,7 +476,7 @@ func TestRenderPodRestrictedSecurityDefaults(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(securityOf(renderPod(g, tc.at, 1, scheduled, defaultOpts))).To(BeComparableTo(tc.want))
+			g.Expect(securityOf(apply.NewPod(tc.at, 1, scheduled, defaultOpts))).To(BeComparableTo(tc.want))
 		})
 	}
 }
@@ -488,7 +497,7 @@ func runsOf(cs []corev1.Container) []containerRun {
 	return runs
 }
 
-func TestRenderPodTemplate(t *testing.T) {
+func TestNewPodTemplate(t *testing.T) {
 	resources := corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{
 			corev1.ResourceCPU:    resource.MustParse("100m"),
@@ -842,22 +851,22 @@ func TestRenderPodTemplate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(tc.view(renderPod(g, tc.at, 1, scheduled, tc.opts))).To(BeComparableTo(tc.want))
+			g.Expect(tc.view(apply.NewPod(tc.at, 1, scheduled, tc.opts))).To(BeComparableTo(tc.want))
 		})
 	}
 }
 
-// TestRenderPodLeavesAtAlone checks that RenderPod does not modify the At it
-// is given (it comes from the informer cache, shared by everyone), neither
-// while rendering nor through the returned apply configuration.
-func TestRenderPodLeavesAtAlone(t *testing.T) {
+// TestNewPodLeavesAtAlone checks that NewPod does not modify the At it is
+// given (it comes from the informer cache, shared by everyone), neither
+// while rendering nor through the returned Pod.
+func TestNewPodLeavesAtAlone(t *testing.T) {
 	tests := []struct {
 		name string
 		at   *cnatv1beta1.At
 	}{
 		{name: "command only", at: withActiveDeadline(newAt("echo hello", nil), 60)},
 		{
-			name: "template with everything RenderPod fills in or overrides",
+			name: "template with everything NewPod fills in or overrides",
 			at: withActiveDeadline(newAt("date", &corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels:      map[string]string{"team": "payments", cnatv1beta1.LabelAt: "x"},
@@ -866,10 +875,17 @@ func TestRenderPodLeavesAtAlone(t *testing.T) {
 				Spec: corev1.PodSpec{
 					RestartPolicy:         corev1.RestartPolicyAlways,
 					ActiveDeadlineSeconds: ptr.To[int64](5),
-					InitContainers:        []corev1.Container{{Name: "init", Image: "alpine:3.20"}},
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					InitContainers: []corev1.Container{{Name: "init", Image: "alpine:3.20"}},
 					Containers: []corev1.Container{
-						{Name: "main", Command: []string{"python"}, Args: []string{"main.py"}},
-						{Name: "helper", Image: "alpine:3.20", SecurityContext: &corev1.SecurityContext{}},
+						{Name: "main", Command: []string{"python"}, Args: []string{"main.py"}, Env: []corev1.EnvVar{{Name: "X", Value: "1"}}},
+						{Name: "helper", Image: "alpine:3.20", SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr.To(false),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						}},
 					},
 				},
 			}), 60),
@@ -885,16 +901,23 @@ func TestRenderPodLeavesAtAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			before := tc.at.DeepCopy()
-			pod, err := apply.RenderPod(tc.at, 2, scheduled, apply.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullIfNotPresent})
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(tc.at).To(BeComparableTo(before), "RenderPod modified the At")
+			pod := apply.NewPod(tc.at, 2, scheduled, apply.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullIfNotPresent})
+			g.Expect(tc.at).To(BeComparableTo(before), "NewPod modified the At")
 
-			// Scribble over everything the apply configuration holds.
+			// Scribble over everything the Pod holds that came from the At.
 			for k := range pod.Labels {
 				pod.Labels[k] = "scribbled"
 			}
 			for k := range pod.Annotations {
 				pod.Annotations[k] = "scribbled"
+			}
+			if pod.Spec.ActiveDeadlineSeconds != nil {
+				*pod.Spec.ActiveDeadlineSeconds = 1
+			}
+			*pod.Spec.SecurityContext.RunAsNonRoot = false
+			pod.Spec.SecurityContext.SeccompProfile.Type = "scribbled"
+			for i := range pod.Spec.InitContainers {
+				pod.Spec.InitContainers[i].Name = "scribbled"
 			}
 			for i := range pod.Spec.Containers {
 				c := &pod.Spec.Containers[i]
@@ -904,16 +927,23 @@ func TestRenderPodLeavesAtAlone(t *testing.T) {
 				for j := range c.Args {
 					c.Args[j] = "scribbled"
 				}
-				c.SecurityContext.WithRunAsUser(1)
+				for j := range c.Env {
+					c.Env[j].Value = "scribbled"
+				}
+				c.SecurityContext.RunAsUser = ptr.To[int64](1)
+				*c.SecurityContext.AllowPrivilegeEscalation = true
+				c.SecurityContext.Capabilities.Drop[0] = "scribbled"
 			}
 			g.Expect(tc.at).To(BeComparableTo(before), "changing the rendered Pod changed the At")
 		})
 	}
 }
 
-// TestRenderPodDeterministic checks that rendering the same attempt twice
-// gives the same Pod, so repeated applies are no-ops.
-func TestRenderPodDeterministic(t *testing.T) {
+// TestNewPodDeterministic checks that rendering the same attempt twice
+// gives the same Pod: the Pod a second replica or a retried reconcile
+// would create is the one that exists, and Ats of one template share a
+// dry-run verdict.
+func TestNewPodDeterministic(t *testing.T) {
 	at := withActiveDeadline(newAt("date", &corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "1", "b": "2", "c": "3"}},
 		Spec: corev1.PodSpec{
@@ -921,6 +951,6 @@ func TestRenderPodDeterministic(t *testing.T) {
 		},
 	}), 60)
 	g := NewWithT(t)
-	first := renderPod(g, at, 1, scheduled, defaultOpts)
-	g.Expect(renderPod(g, at, 1, scheduled, defaultOpts)).To(BeComparableTo(first), "a second rendering")
+	first := apply.NewPod(at, 1, scheduled, defaultOpts)
+	g.Expect(apply.NewPod(at, 1, scheduled, defaultOpts)).To(BeComparableTo(first), "a second rendering")
 }

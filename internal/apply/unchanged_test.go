@@ -16,10 +16,14 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/apply"
 )
 
-func newTypeConverter(g Gomega) managedfields.TypeConverter {
+func newScheme(g Gomega) *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	g.ExpectWithOffset(1, cnatv1beta1.AddToScheme(scheme)).To(Succeed(), "registering the cnat types")
-	return applyconfiguration.NewTypeConverter(scheme)
+	return scheme
+}
+
+func newTypeConverter(g Gomega) managedfields.TypeConverter {
+	return applyconfiguration.NewTypeConverter(newScheme(g))
 }
 
 func TestUnchanged(t *testing.T) {
@@ -218,14 +222,14 @@ func TestUnchangedExtracted(t *testing.T) {
 		},
 	}
 	live.ManagedFields = []metav1.ManagedFieldsEntry{{
-		Manager:     cnatv1beta1.StatusFieldManager,
+		Manager:     apply.StatusFieldManager,
 		Operation:   metav1.ManagedFieldsOperationApply,
 		APIVersion:  cnatv1beta1.GroupVersion.String(),
 		FieldsType:  "FieldsV1",
 		Subresource: "status",
 		FieldsV1:    metav1.NewFieldsV1(`{"f:status":{"f:phase":{},"f:podName":{},"f:startTime":{}}}`),
 	}}
-	owned, err := atac.ExtractAtStatus(live, cnatv1beta1.StatusFieldManager)
+	owned, err := atac.ExtractAtStatus(live, apply.StatusFieldManager)
 	g.Expect(err).NotTo(HaveOccurred())
 
 	desired := func() *atac.AtStatusApplyConfiguration {

@@ -156,12 +156,9 @@ func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key t
 // reported. Creating rather than applying is what guarantees that: an apply
 // would patch whatever Pod has the name.
 func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d lifecycle.Decision) (*lifecycle.Refusal, error) {
-	pod, err := apply.NewPod(at, d.Attempt, d.ScheduledTime, r.Pods)
-	if err != nil {
-		return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonInvalidSpec, Err: err, Terminal: true}, nil
-	}
+	pod := apply.NewPod(at, d.Attempt, d.ScheduledTime, r.Pods)
 	ctrl.LoggerFrom(ctx).Info("Creating Pod", "pod", pod.Name, "attempt", d.Attempt)
-	err = r.Client.Create(ctx, pod, client.FieldOwner(cnatv1beta1.FieldManager))
+	err := r.Client.Create(ctx, pod, client.FieldOwner(cnatv1beta1.FieldManager))
 	switch {
 	case err == nil:
 		if d.Attempt == 1 {

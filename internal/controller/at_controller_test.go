@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
 )
 
 func condition(at *cnatv1beta1.At, conditionType string) *metav1.Condition {
@@ -64,7 +65,7 @@ func TestFiresAtItsTimeAndNotBefore(t *testing.T) {
 	h.g.Expect(at.Status.StartTime.Time).To(BeTemporally("==", pod.CreationTimestamp.Time), "started when its Pod was created")
 	h.g.Expect(condition(at, cnatv1beta1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
 	h.g.Expect(at.ManagedFields).To(ContainElement(And(
-		HaveField("Manager", cnatv1beta1.StatusFieldManager), HaveField("Subresource", "status"))))
+		HaveField("Manager", apply.StatusFieldManager), HaveField("Subresource", "status"))))
 	h.g.Expect(h.events()).To(ConsistOf(ContainSubstring("Normal Started")))
 }
 

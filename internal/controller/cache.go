@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
 )
 
 // CacheOptions keeps in the manager's cache only what the controller reads,
@@ -50,7 +51,7 @@ func trimAt(obj any) (any, error) {
 	}
 	var own []metav1.ManagedFieldsEntry
 	for _, entry := range at.ManagedFields {
-		if entry.Manager == cnatv1beta1.StatusFieldManager {
+		if entry.Manager == apply.StatusFieldManager {
 			own = append(own, entry)
 		}
 	}

@@ -51,8 +51,7 @@ func recorded(phase cnatv1beta1.Phase, attempts int32) func(*cnatv1beta1.At) {
 // podOf is the Pod cnat creates for attempt of at, created at created,
 // changed by edits.
 func podOf(g Gomega, at *cnatv1beta1.At, attempt int32, created time.Time, edits ...func(*corev1.Pod)) corev1.Pod {
-	pod, err := apply.NewPod(at, attempt, t0, apply.PodOptions{DefaultImage: "busybox"})
-	g.Expect(err).NotTo(HaveOccurred())
+	pod := apply.NewPod(at, attempt, t0, apply.PodOptions{DefaultImage: "busybox"})
 	pod.CreationTimestamp = metav1.NewTime(created)
 	for _, edit := range edits {
 		edit(pod)

@@ -205,8 +205,7 @@ func (e modelEffects) FreshPods() ([]corev1.Pod, error) { return e.w.listPods(),
 
 func (e modelEffects) CreatePod(at *cnatv1beta1.At, d lifecycle.Decision) (*lifecycle.Refusal, error) {
 	w := e.w
-	pod, err := apply.NewPod(at, d.Attempt, d.ScheduledTime, w.opts)
-	w.g.Expect(err).NotTo(HaveOccurred(), "rendering the Pod")
+	pod := apply.NewPod(at, d.Attempt, d.ScheduledTime, w.opts)
 	switch existing := w.pods[pod.Name]; {
 	case w.faults && w.rnd.IntN(10) == 0:
 		return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonPodForbidden, Err: errors.New("forbidden by a quota")}, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -40,10 +41,7 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 	if at.Status.Attempts > 0 {
 		return nil, nil // it has run: its Pods exist
 	}
-	pod, err := apply.NewPod(at, 1, time.Time{}, v.Pods)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
+	pod := apply.NewPod(at, 1, time.Time{}, v.Pods)
 	// The At may have no UID or name yet; the dry run needs neither.
 	pod.OwnerReferences = nil
 	pod.Name, pod.GenerateName = "", "cnat-dry-run-"
@@ -149,13 +147,14 @@ const dryRunPlaceholder = "at"
 // (a policy that reads the at label): that only ever makes a warning, never
 // a refusal, and a warning is reused like a valid verdict.
 func dryRunKey(pod *corev1.Pod) (string, error) {
-	keyed := pod.DeepCopy()
+	keyed := *pod
+	keyed.Labels = maps.Clone(pod.Labels)
 	for _, label := range []string{cnatv1beta1.LabelAt, cnatv1beta1.LabelAtUID} {
 		if _, ok := keyed.Labels[label]; ok {
 			keyed.Labels[label] = dryRunPlaceholder
 		}
 	}
-	raw, err := json.Marshal(keyed)
+	raw, err := json.Marshal(&keyed)
 	if err != nil {
 		return "", fmt.Errorf("encoding the dry-run Pod: %w", err)
 	}

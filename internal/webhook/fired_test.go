@@ -48,8 +48,7 @@ func TestImmutableOnceItsPodExists(t *testing.T) {
 		return adminClient.Get(ctx, client.ObjectKeyFromObject(foreign), &corev1.Pod{})
 	}).Should(Satisfy(apierrors.IsNotFound))
 
-	pod, err := apply.NewPod(at, 1, time.Now(), apply.PodOptions{DefaultImage: "busybox:1.37"})
-	g.Expect(err).NotTo(HaveOccurred())
+	pod := apply.NewPod(at, 1, time.Now(), apply.PodOptions{DefaultImage: "busybox:1.37"})
 	pod.Finalizers = nil // so the test's namespace can go
 	// Without the label by which the controller's cache selects Pods, the
 	// suite's controller never sees the Pod and never records its attempt:

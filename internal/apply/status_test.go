@@ -1,0 +1,127 @@
+package apply_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	atac "github.com/programming-kubernetes/cnat/api/applyconfiguration/api/v1beta1"
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
+)
+
+// statusApply is one status apply request as the client received it.
+type statusApply struct {
+	Subresource  string
+	Object       runtime.ApplyConfiguration
+	FieldManager string
+	Force        *bool
+}
+
+// TestStatus checks what Status sends, and when it sends nothing, against
+// an At whose managed fields are as the API server records a status apply
+// (the controller's envtest suite applies to a real one).
+func TestStatus(t *testing.T) {
+	started := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
+	running := func() *cnatv1beta1.AtStatus {
+		return &cnatv1beta1.AtStatus{Phase: cnatv1beta1.PhaseRunning, Attempts: 1, PodName: "hello-7f3c1a52-1", StartTime: &metav1.Time{Time: started}}
+	}
+	// live is the At at resourceVersion 7, its status as running() applied
+	// by manager.
+	live := func(manager string) *cnatv1beta1.At {
+		at := newAt("date", nil)
+		at.ResourceVersion = "7"
+		at.Status = *running()
+		at.ManagedFields = []metav1.ManagedFieldsEntry{{
+			Manager:     manager,
+			Operation:   metav1.ManagedFieldsOperationApply,
+			APIVersion:  cnatv1beta1.GroupVersion.String(),
+			FieldsType:  "FieldsV1",
+			Subresource: "status",
+			FieldsV1:    metav1.NewFieldsV1(`{"f:status":{"f:attempts":{},"f:phase":{},"f:podName":{},"f:startTime":{}}}`),
+		}}
+		return at
+	}
+	succeeded := func() *cnatv1beta1.AtStatus {
+		s := running()
+		s.Phase, s.ExitCode = cnatv1beta1.PhaseSucceeded, new(int32)
+		return s
+	}
+	// sent is the request that applies succeeded() over live.
+	sent := statusApply{
+		Subresource: "status",
+		Object: atac.At(atName, atNamespace).WithResourceVersion("7").WithStatus(atac.AtStatus().
+			WithPhase(cnatv1beta1.PhaseSucceeded).WithAttempts(1).WithPodName("hello-7f3c1a52-1").
+			WithStartTime(metav1.Time{Time: started}).WithExitCode(0)),
+		FieldManager: apply.StatusFieldManager,
+		Force:        ptr.To(true),
+	}
+	conflict := apierrors.NewConflict(schema.GroupResource{Group: cnatv1beta1.GroupVersion.Group, Resource: "ats"}, atName, nil)
+
+	tests := []struct {
+		name     string
+		at       *cnatv1beta1.At
+		status   *cnatv1beta1.AtStatus
+		refusal  error
+		want     []statusApply
+		wantErr  error
+		wantSent bool
+	}{
+		{name: "the status the manager owns: nothing sent", at: live(apply.StatusFieldManager), status: running()},
+		{
+			name: "a changed status: applied over the At it was decided on, owning its fields by force",
+			at:   live(apply.StatusFieldManager), status: succeeded(), want: []statusApply{sent}, wantSent: true,
+		},
+		{
+			name: "the same status, owned by another manager: applied",
+			at:   live("kubectl"), status: running(), wantSent: true,
+			want: []statusApply{{
+				Subresource: "status",
+				Object: atac.At(atName, atNamespace).WithResourceVersion("7").WithStatus(atac.AtStatus().
+					WithPhase(cnatv1beta1.PhaseRunning).WithAttempts(1).WithPodName("hello-7f3c1a52-1").
+					WithStartTime(metav1.Time{Time: started})),
+				FieldManager: apply.StatusFieldManager,
+				Force:        ptr.To(true),
+			}},
+		},
+		{
+			name: "refused: the error is returned",
+			at:   live(apply.StatusFieldManager), status: succeeded(), refusal: conflict,
+			want: []statusApply{sent}, wantErr: conflict,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var got []statusApply
+			c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(newScheme(g)).Build(), interceptor.Funcs{
+				SubResourceApply: func(_ context.Context, _ client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+					o := &client.SubResourceApplyOptions{}
+					o.ApplyOpts(opts)
+					got = append(got, statusApply{Subresource: sub, Object: obj, FieldManager: o.FieldManager, Force: o.Force})
+					return tc.refusal
+				},
+			})
+			before := tc.at.DeepCopy()
+			written, err := apply.Status(context.Background(), c, tc.at, tc.status)
+			if tc.wantErr != nil {
+				g.Expect(err).To(MatchError(tc.wantErr))
+			} else {
+				g.Expect(err).NotTo(HaveOccurred())
+			}
+			g.Expect(written).To(Equal(tc.wantSent))
+			g.Expect(got).To(BeComparableTo(tc.want))
+			g.Expect(tc.at).To(BeComparableTo(before), "Status modified the At")
+		})
+	}
+}
