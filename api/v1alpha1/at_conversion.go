@@ -12,14 +12,6 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// FormerTemplateAnnotation is the annotation in which the v1alpha1 form of
-// an At carried spec.template before v1alpha1 had the field. It is an
-// ordinary annotation now, which the conversion copies like any other; the
-// validating webhook refuses it on a write that validates the spec, so that
-// a manifest written for the former form fails loudly instead of losing its
-// template.
-const FormerTemplateAnnotation = "cnat.programming-kubernetes.info/conversion-data"
-
 // Convert converts obj, an At in JSON as the API server sends it to the
 // conversion webhook, to apiVersion (v1alpha1 or v1beta1 of cnat's group).
 //

@@ -85,12 +85,6 @@ func container(fields map[string]any) map[string]any {
 	return map[string]any{"containers": []any{c}}
 }
 
-// formerAnnotation sets the annotation in which the v1alpha1 form once
-// carried the template.
-func formerAnnotation(raw string) func(map[string]any) {
-	return set("metadata.annotations", map[string]any{cnatv1alpha1.FormerTemplateAnnotation: raw})
-}
-
 // inBothVersions is each case sent through v1beta1 and through v1alpha1.
 func inBothVersions(cases ...inputCase) []inputCase {
 	var out []inputCase
@@ -166,10 +160,6 @@ func hostileInputs() []inputCase {
 
 		inputCase{class: "careless", name: "typo comand", strict: true, edit: set("spec.comand", "echo"), wantField: "spec.comand", wantText: "unknown field"},
 		inputCase{class: "careless", name: "typo schedual", strict: true, edit: set("spec.schedual", "2099-01-01T00:00:00Z"), wantField: "spec.schedual", wantText: "unknown field"}, //nolint:misspell // the typo is the input
-		// A manifest written for the v1alpha1 form that carried the
-		// template in an annotation would run without it.
-		inputCase{class: "careless", name: "template in the former v1alpha1 annotation", edit: formerAnnotation(`{"template":{"spec":{"containers":[{"name":"main","image":"postgres:17"}]}}}`),
-			wantField: "metadata.annotations[" + cnatv1alpha1.FormerTemplateAnnotation + "]", wantText: "set spec.template"},
 	)...)
 
 	tmpl := func(name string, spec map[string]any, wantField, wantText string) inputCase {

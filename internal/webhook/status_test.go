@@ -50,18 +50,22 @@ func TestStatusIsWrittenOnlyThroughTheStatusSubresource(t *testing.T) {
 	ns := newNamespace(t)
 	forged := map[string]any{"phase": "RUNNING", "attempts": int64(5), "reason": "Retrying", "podName": "forged-5"}
 
-	t.Run("issue 9: a status in the former v1alpha1 template annotation", func(t *testing.T) {
+	t.Run("issue 9: a status in an annotation", func(t *testing.T) {
 		g := NewWithT(t)
 		at := settledAt(t, ns, "annotation")
 		u := asV1alpha1(t, at)
-		u.SetAnnotations(map[string]string{cnatv1alpha1.FormerTemplateAnnotation: `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`})
+		// The annotation in which a v1alpha1 form that was never released
+		// carried the template, and issue 9 a status through the
+		// conversion.
+		const annotation = "cnat.programming-kubernetes.info/conversion-data"
+		u.SetAnnotations(map[string]string{annotation: `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`})
 		// Only the annotations change, so the validating webhook lets it
 		// be: it is an ordinary annotation, which nothing reads.
 		g.Expect(adminClient.Update(t.Context(), u)).To(Succeed())
 
 		got := &cnatv1beta1.At{}
 		g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), got)).To(Succeed())
-		g.Expect(got.Annotations).To(HaveKey(cnatv1alpha1.FormerTemplateAnnotation))
+		g.Expect(got.Annotations).To(HaveKey(annotation))
 		g.Expect(got.Status).To(BeComparableTo(at.Status), "the stored v1beta1 status is unchanged")
 	})
 
