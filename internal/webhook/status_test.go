@@ -114,6 +114,40 @@ func TestStatusIsWrittenOnlyThroughTheStatusSubresource(t *testing.T) {
 	}
 }
 
+// TestStatusOfTheWrongTypeIsRefusedNamingTheField: the conversion passes a
+// status value of the wrong type through as it does any other; a status
+// write with one is refused by the schema of the version it is sent
+// through, naming the field. (A write of the main resource keeps the stored
+// status whatever it says: above.)
+func TestStatusOfTheWrongTypeIsRefusedNamingTheField(t *testing.T) {
+	ns := newNamespace(t)
+	at := settledAt(t, ns, "wrong-types")
+	for _, tc := range []struct {
+		version, name string
+		status        map[string]any
+		field, text   string
+	}{
+		{"v1alpha1", "phase a number", map[string]any{"phase": int64(5)}, "status.phase", "must be of type string"},
+		{"v1alpha1", "outcome a list", map[string]any{"phase": "DONE", "outcome": []any{"Failed"}}, "status.outcome", "must be of type string"},
+		{"v1alpha1", "attempts a string", map[string]any{"phase": "RUNNING", "attempts": "5"}, "status.attempts", "must be of type integer"},
+		{"v1beta1", "phase a number", map[string]any{"phase": int64(5)}, "status.phase", "must be of type string"},
+		{"v1beta1", "attempts a string", map[string]any{"phase": "Running", "attempts": "5"}, "status.attempts", "must be of type integer"},
+	} {
+		t.Run(tc.version+"/"+tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			u := asV1alpha1(t, at)
+			if tc.version == "v1beta1" {
+				u.SetGroupVersionKind(cnatv1beta1.GroupVersion.WithKind("At"))
+				g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), u)).To(Succeed())
+			}
+			g.Expect(unstructured.SetNestedField(u.Object, tc.status, "status")).To(Succeed())
+			err := adminClient.Status().Update(t.Context(), u)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(refusals(err)).To(ContainElement(refusing(tc.field, tc.text)), "the refusal names %s: %v", tc.field, err)
+		})
+	}
+}
+
 // TestRulesHoldWithoutTheAdmissionWebhooks deletes the webhook
 // configurations and sends through v1alpha1 what issue 12 found stored
 // unvalidated: the CRD's schema and CEL rules of v1alpha1, which cannot be
