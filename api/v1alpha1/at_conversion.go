@@ -22,14 +22,14 @@ import (
 // version it asked for, which names the field. It fails only on what is not
 // an At of one of the two versions.
 func Convert(obj []byte, apiVersion string) ([]byte, error) {
-	var at members
+	var at map[string]json.RawMessage
 	if err := json.Unmarshal(obj, &at); err != nil || at == nil {
 		return nil, fmt.Errorf("converting an At to %s: not a JSON object", apiVersion)
 	}
 	from, _ := stringMember(at, "apiVersion")
 	kind, _ := stringMember(at, "kind")
 	alpha, beta := GroupVersion.String(), cnatv1beta1.GroupVersion.String()
-	var status func(members)
+	var status func(map[string]json.RawMessage)
 	switch {
 	case kind != "At":
 		return nil, fmt.Errorf("converting to %s: kind %q is not At", apiVersion, kind)
@@ -43,7 +43,7 @@ func Convert(obj []byte, apiVersion string) ([]byte, error) {
 		return nil, fmt.Errorf("converting At from %q to %q: At is served as %s and %s", from, apiVersion, alpha, beta)
 	}
 	at["apiVersion"] = jsonString(apiVersion)
-	var st members
+	var st map[string]json.RawMessage
 	if json.Unmarshal(at["status"], &st) == nil && st != nil {
 		status(st)
 		var err error
@@ -54,13 +54,10 @@ func Convert(obj []byte, apiVersion string) ([]byte, error) {
 	return encode(at)
 }
 
-// members are the members of a JSON object, each as it was sent.
-type members map[string]json.RawMessage
-
-// encode writes m with every member as it was read: encoding/json only
-// drops the whitespace between tokens (and, without SetEscapeHTML(false),
-// would spell <, > and & in strings as \u003c…).
-func encode(m members) ([]byte, error) {
+// encode writes m, the members of a JSON object, each as it was read:
+// encoding/json only drops the whitespace between tokens (and, without
+// SetEscapeHTML(false), would spell <, > and & in strings as \u003c…).
+func encode(m map[string]json.RawMessage) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -74,7 +71,7 @@ func encode(m members) ([]byte, error) {
 // RUNNING to Running, DONE to the outcome (Succeeded without one); any
 // other phase, or one that is not a string, passes through. v1beta1 has no
 // outcome.
-func statusToV1beta1(st members) {
+func statusToV1beta1(st map[string]json.RawMessage) {
 	phase, _ := stringMember(st, "phase")
 	outcome, isString := stringMember(st, "outcome")
 	switch phase {
@@ -94,7 +91,7 @@ func statusToV1beta1(st members) {
 // statusToV1alpha1 maps v1beta1's phase to the book's: Pending to PENDING,
 // Running to RUNNING, and Succeeded, Failed and Missed to DONE with the
 // v1beta1 phase as the outcome; any other phase passes through.
-func statusToV1alpha1(st members) {
+func statusToV1alpha1(st map[string]json.RawMessage) {
 	phase, _ := stringMember(st, "phase")
 	switch cnatv1beta1.Phase(phase) {
 	case cnatv1beta1.PhasePending:
@@ -108,7 +105,7 @@ func statusToV1alpha1(st members) {
 }
 
 // stringMember is the member name of m, if it is a JSON string.
-func stringMember(m members, name string) (string, bool) {
+func stringMember(m map[string]json.RawMessage, name string) (string, bool) {
 	var s string
 	return s, json.Unmarshal(m[name], &s) == nil
 }
