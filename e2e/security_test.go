@@ -161,7 +161,7 @@ func TestStatusIsTheControllersAlone(t *testing.T) {
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[cnatv1alpha1.FormerTemplateAnnotation] = `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`
+	annotations["cnat.programming-kubernetes.info/conversion-data"] = `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`
 	u.SetAnnotations(annotations)
 	g.Expect(mallory.Update(ctx, u)).To(Succeed())
 	g.Expect(stored()).To(BeComparableTo(before))

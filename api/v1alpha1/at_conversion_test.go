@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,9 +16,11 @@ import (
 	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/randfill"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
@@ -119,19 +122,23 @@ func TestConvertBookSample(t *testing.T) {
 	g.Expect(spoke).To(Equal(bookSample()))
 }
 
+// phaseTable is the table of doc.go: each v1beta1 phase (the schema's enum,
+// and unset) and the v1alpha1 phase and outcome it maps to, both ways.
+var phaseTable = []struct {
+	v1beta1  cnatv1beta1.Phase
+	v1alpha1 string
+	outcome  string
+}{
+	{"", "", ""},
+	{cnatv1beta1.PhasePending, PhasePending, ""},
+	{cnatv1beta1.PhaseRunning, PhaseRunning, ""},
+	{cnatv1beta1.PhaseSucceeded, PhaseDone, "Succeeded"},
+	{cnatv1beta1.PhaseFailed, PhaseDone, "Failed"},
+	{cnatv1beta1.PhaseMissed, PhaseDone, "Missed"},
+}
+
 func TestConvertPhase(t *testing.T) {
-	for _, tc := range []struct {
-		v1beta1  cnatv1beta1.Phase
-		v1alpha1 string
-		outcome  string
-	}{
-		{"", "", ""},
-		{cnatv1beta1.PhasePending, PhasePending, ""},
-		{cnatv1beta1.PhaseRunning, PhaseRunning, ""},
-		{cnatv1beta1.PhaseSucceeded, PhaseDone, "Succeeded"},
-		{cnatv1beta1.PhaseFailed, PhaseDone, "Failed"},
-		{cnatv1beta1.PhaseMissed, PhaseDone, "Missed"},
-	} {
+	for _, tc := range phaseTable {
 		t.Run(string(tc.v1beta1), func(t *testing.T) {
 			g := NewWithT(t)
 			hub := &cnatv1beta1.At{
@@ -167,45 +174,12 @@ func TestConvertFullHubRoundTrip(t *testing.T) {
 	g.Expect(spoke.Status.Phase).To(Equal(PhaseDone))
 	g.Expect(spoke.Status.Outcome).To(Equal("Failed"))
 	g.Expect(spoke.Status.Attempts).To(Equal(int32(3)))
-	g.Expect(spoke.Status.Conditions).To(Equal(hub.Status.Conditions))
+	semanticallyEqual(g, spoke.Status.Conditions, hub.Status.Conditions, "conditions")
 	g.Expect(spoke.Annotations).To(Equal(hub.Annotations), "the annotations are the At's own")
 
 	spokeBefore := spoke.DeepCopy()
-	g.Expect(toHub(g, spoke)).To(Equal(before))
+	semanticallyEqual(g, toHub(g, spoke), before, "v1beta1 -> v1alpha1 -> v1beta1")
 	g.Expect(spoke).To(Equal(spokeBefore), "ConvertTo must not change its source")
-}
-
-// TestConvertKeepsTheFormerTemplateAnnotation: the annotation in which the
-// v1alpha1 form once carried the template is an ordinary annotation now.
-// Whatever a client still sends under it is kept as it is, both ways, and
-// never read as a template; the template is spec.template alone.
-func TestConvertKeepsTheFormerTemplateAnnotation(t *testing.T) {
-	for _, tc := range []struct{ name, value string }{
-		{"a template as the former form wrote it", `{"template":{"spec":{"containers":[{"name":"main","image":"postgres:17"}]}}}`},
-		{"not JSON", `{"template":`},
-		{"a status", `{"status":{"phase":"Running","attempts":5}}`},
-		{"empty", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			spoke := bookSample()
-			spoke.Annotations = map[string]string{FormerTemplateAnnotation: tc.value}
-			hub := toHub(g, spoke)
-			g.Expect(hub.Annotations).To(Equal(map[string]string{FormerTemplateAnnotation: tc.value}))
-			g.Expect(hub.Spec.Template).To(BeNil())
-			g.Expect(hub.Status).To(Equal(cnatv1beta1.AtStatus{}))
-			g.Expect(toSpoke(g, hub)).To(Equal(spoke))
-		})
-	}
-	t.Run("beside a template", func(t *testing.T) {
-		g := NewWithT(t)
-		hub := fullHub()
-		hub.Annotations[FormerTemplateAnnotation] = `{"template":{}}`
-		spoke := toSpoke(g, hub)
-		g.Expect(spoke.Annotations).To(HaveKeyWithValue(FormerTemplateAnnotation, `{"template":{}}`))
-		g.Expect(spoke.Spec.Template).To(BeComparableTo(hub.Spec.Template))
-		g.Expect(toHub(g, spoke)).To(Equal(hub))
-	})
 }
 
 // TestConvertNeverFails: conversion is a mapping of fields, so even an At
@@ -268,12 +242,6 @@ func TestV1alpha1HasEveryV1beta1Field(t *testing.T) {
 // no At field uses.
 var codecs = serializer.NewCodecFactory(runtime.NewScheme())
 
-// hubPhases are the v1beta1 phases (the schema's enum, and unset).
-var hubPhases = []cnatv1beta1.Phase{
-	"", cnatv1beta1.PhasePending, cnatv1beta1.PhaseRunning, cnatv1beta1.PhaseSucceeded,
-	cnatv1beta1.PhaseFailed, cnatv1beta1.PhaseMissed,
-}
-
 // newFiller configures f to fill At objects with values the API can hold:
 // the meta fuzzer's valid ObjectMeta (times to the second, as the API
 // serializes them; metav1.Time fills itself so), Quantities in canonical
@@ -293,13 +261,14 @@ func atFuzzerFuncs(serializer.CodecFactory) []any {
 			}
 		},
 		func(p *cnatv1beta1.Phase, c randfill.Continue) {
-			*p = hubPhases[c.Intn(len(hubPhases))]
+			*p = phaseTable[c.Intn(len(phaseTable))].v1beta1
 		},
 		func(s *AtStatus, c randfill.Continue) {
 			c.FillNoCustom(s)
 			// What the v1alpha1 schema holds: the book's phases, and an
 			// outcome only with DONE.
-			s.Phase, s.Outcome = phaseToV1alpha1(hubPhases[c.Intn(len(hubPhases))])
+			row := phaseTable[c.Intn(len(phaseTable))]
+			s.Phase, s.Outcome = row.v1alpha1, row.outcome
 		},
 	}
 }
@@ -311,7 +280,6 @@ func randomHub(f *randfill.Filler) *cnatv1beta1.At {
 	if hub.Spec.Command == "" && hub.Spec.Template == nil {
 		hub.Spec.Command = "true"
 	}
-	addFormerAnnotation(f, &hub.ObjectMeta)
 	return hub
 }
 
@@ -322,55 +290,110 @@ func randomSpoke(f *randfill.Filler) *At {
 	if spoke.Spec.Command == "" && spoke.Spec.Template == nil {
 		spoke.Spec.Command = "true"
 	}
-	addFormerAnnotation(f, &spoke.ObjectMeta)
 	return spoke
 }
 
-// addFormerAnnotation gives about half of the objects the former template
-// annotation, with anything at all in it: the conversion must keep it as it
-// is, in both directions.
-func addFormerAnnotation(f *randfill.Filler, meta *metav1.ObjectMeta) {
-	var value *string
-	f.Fill(&value)
-	if value == nil {
-		return
-	}
-	if meta.Annotations == nil {
-		meta.Annotations = map[string]string{}
-	}
-	meta.Annotations[FormerTemplateAnnotation] = *value
+// onTheWire is obj as the API server sends it: JSON, with its apiVersion
+// and kind.
+func onTheWire(g Gomega, obj runtime.Object, gv schema.GroupVersion) []byte {
+	obj = obj.DeepCopyObject()
+	obj.GetObjectKind().SetGroupVersionKind(gv.WithKind("At"))
+	raw, err := json.Marshal(obj)
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return raw
 }
 
-// checkHubRoundTrip converts hub to v1alpha1 and back and expects the same
-// object, and the source unchanged.
+// convertStrictly converts raw to gv and decodes the result into into as
+// strictly as the API machinery can: case-sensitively, and refusing an
+// unknown field, a duplicate field or a value of the wrong type.
+func convertStrictly(g Gomega, raw []byte, gv schema.GroupVersion, into runtime.Object) []byte {
+	out, err := Convert(raw, gv.String())
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	strict, err := sigsjson.UnmarshalStrict(out, into, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred(), "%s decodes: %s", gv, out)
+	g.ExpectWithOffset(1, strict).To(BeEmpty(), "%s decodes strictly: %s", gv, out)
+	g.ExpectWithOffset(1, into.GetObjectKind().GroupVersionKind()).To(Equal(gv.WithKind("At")))
+	return out
+}
+
+// statusBesidesPhase is status in JSON without phase and outcome: what
+// the two versions' statuses have in common.
+func statusBesidesPhase(g Gomega, status any) map[string]json.RawMessage {
+	raw, err := json.Marshal(status)
+	g.ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	var m map[string]json.RawMessage
+	g.ExpectWithOffset(1, json.Unmarshal(raw, &m)).To(Succeed())
+	delete(m, "phase")
+	delete(m, "outcome")
+	return m
+}
+
+// semanticallyEqual expects got to be want, as the API machinery compares.
+func semanticallyEqual(g Gomega, got, want any, what string) {
+	g.ExpectWithOffset(1, apiequality.Semantic.DeepEqual(got, want)).To(BeTrue(), func() string {
+		return what + " (-want +got):\n" + cmp.Diff(want, got)
+	})
+}
+
+// checkHubRoundTrip converts hub to v1alpha1 and back on the wire, and
+// holds each step to a typed oracle: the v1alpha1 object decodes strictly,
+// its metadata is hub's, its spec is hub's (a Go conversion between the two
+// spec types, which compiles only while they have the same fields), its
+// phase and outcome are the table's, the rest of its status is hub's; back
+// in v1beta1 it is hub again, in JSON and as a Go object. The typed
+// ConvertFrom gives the same v1alpha1 At, and leaves hub alone.
 func checkHubRoundTrip(g Gomega, hub *cnatv1beta1.At) {
-	before := hub.DeepCopy()
+	raw := onTheWire(g, hub, cnatv1beta1.GroupVersion)
 	spoke := &At{}
-	g.Expect(spoke.ConvertFrom(hub)).To(Succeed())
-	g.Expect(apiequality.Semantic.DeepEqual(hub, before)).To(BeTrue(), func() string { return "ConvertFrom changed its source (-before +after):\n" + cmp.Diff(before, hub) })
-	spokeBefore := spoke.DeepCopy()
+	spokeRaw := convertStrictly(g, raw, GroupVersion, spoke)
+	semanticallyEqual(g, spoke.ObjectMeta, hub.ObjectMeta, "metadata")
+	semanticallyEqual(g, cnatv1beta1.AtSpec(spoke.Spec), hub.Spec, "spec")
+	for _, row := range phaseTable {
+		if row.v1beta1 == hub.Status.Phase {
+			g.Expect([]string{spoke.Status.Phase, spoke.Status.Outcome}).To(Equal([]string{row.v1alpha1, row.outcome}), "phase %q", hub.Status.Phase)
+		}
+	}
+	g.Expect(statusBesidesPhase(g, spoke.Status)).To(Equal(statusBesidesPhase(g, hub.Status)))
+
 	after := &cnatv1beta1.At{}
-	g.Expect(spoke.ConvertTo(after)).To(Succeed())
-	g.Expect(apiequality.Semantic.DeepEqual(spoke, spokeBefore)).To(BeTrue(), func() string {
-		return "ConvertTo changed its source (-before +after):\n" + cmp.Diff(spokeBefore, spoke)
-	})
-	g.Expect(apiequality.Semantic.DeepEqual(after, before)).To(BeTrue(), func() string {
-		return "v1beta1 -> v1alpha1 -> v1beta1 (-before +after):\n" + cmp.Diff(before, after)
-	})
+	g.Expect(convertStrictly(g, spokeRaw, cnatv1beta1.GroupVersion, after)).To(MatchJSON(raw), "v1beta1 -> v1alpha1 -> v1beta1 on the wire")
+	after.TypeMeta = hub.TypeMeta
+	semanticallyEqual(g, after, hub, "v1beta1 -> v1alpha1 -> v1beta1")
+
+	before := hub.DeepCopy()
+	typed := &At{}
+	g.Expect(typed.ConvertFrom(hub)).To(Succeed())
+	semanticallyEqual(g, hub, before, "ConvertFrom changed its source")
+	typed.TypeMeta = spoke.TypeMeta
+	semanticallyEqual(g, typed, spoke, "ConvertFrom")
 }
 
-// checkSpokeRoundTrip converts spoke to v1beta1 and back and expects the
-// same object, and the source unchanged.
+// checkSpokeRoundTrip is checkHubRoundTrip the other way: spoke to v1beta1
+// and back, and the typed ConvertTo.
 func checkSpokeRoundTrip(g Gomega, spoke *At) {
-	before := spoke.DeepCopy()
+	raw := onTheWire(g, spoke, GroupVersion)
 	hub := &cnatv1beta1.At{}
-	g.Expect(spoke.ConvertTo(hub)).To(Succeed())
-	g.Expect(apiequality.Semantic.DeepEqual(spoke, before)).To(BeTrue(), func() string { return "ConvertTo changed its source (-before +after):\n" + cmp.Diff(before, spoke) })
+	hubRaw := convertStrictly(g, raw, cnatv1beta1.GroupVersion, hub)
+	semanticallyEqual(g, hub.ObjectMeta, spoke.ObjectMeta, "metadata")
+	semanticallyEqual(g, AtSpec(hub.Spec), spoke.Spec, "spec")
+	for _, row := range phaseTable {
+		if row.v1alpha1 == spoke.Status.Phase && row.outcome == spoke.Status.Outcome {
+			g.Expect(hub.Status.Phase).To(Equal(row.v1beta1), "phase %q, outcome %q", spoke.Status.Phase, spoke.Status.Outcome)
+		}
+	}
+	g.Expect(statusBesidesPhase(g, hub.Status)).To(Equal(statusBesidesPhase(g, spoke.Status)))
+
 	after := &At{}
-	g.Expect(after.ConvertFrom(hub)).To(Succeed())
-	g.Expect(apiequality.Semantic.DeepEqual(after, before)).To(BeTrue(), func() string {
-		return "v1alpha1 -> v1beta1 -> v1alpha1 (-before +after):\n" + cmp.Diff(before, after)
-	})
+	g.Expect(convertStrictly(g, hubRaw, GroupVersion, after)).To(MatchJSON(raw), "v1alpha1 -> v1beta1 -> v1alpha1 on the wire")
+	after.TypeMeta = spoke.TypeMeta
+	semanticallyEqual(g, after, spoke, "v1alpha1 -> v1beta1 -> v1alpha1")
+
+	before := spoke.DeepCopy()
+	typed := &cnatv1beta1.At{}
+	g.Expect(spoke.ConvertTo(typed)).To(Succeed())
+	semanticallyEqual(g, spoke, before, "ConvertTo changed its source")
+	typed.TypeMeta = hub.TypeMeta
+	semanticallyEqual(g, typed, hub, "ConvertTo")
 }
 
 func TestRoundTripRandom(t *testing.T) {

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
@@ -44,17 +43,10 @@ const pointerBytes = 8
 // not do what its writer meant: a command with a NUL or longer than the
 // kernel takes, a NUL anywhere in the template (no container runtime passes
 // one on), a container whose arguments or environment the kernel would not
-// pass to its process (execStrings), a service account name the API server can never accept, and the
-// annotation in which the v1alpha1 form of an At once carried its template.
+// pass to its process (execStrings), and a service account name the API server can never accept.
 func validateLimits(at *cnatv1beta1.At) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	if _, ok := at.Annotations[cnatv1alpha1.FormerTemplateAnnotation]; ok {
-		// A manifest written for the former v1alpha1 form would silently
-		// run without its template.
-		errs = append(errs, field.Forbidden(field.NewPath("metadata", "annotations").Key(cnatv1alpha1.FormerTemplateAnnotation),
-			"no longer carries the template: set spec.template (in v1alpha1 as in v1beta1) and remove this annotation"))
-	}
 	if strings.ContainsRune(at.Spec.Command, 0) {
 		errs = append(errs, field.Invalid(spec.Child("command"), field.OmitValueType{}, "must not contain a NUL character: no program can be given one in an argument"))
 	}

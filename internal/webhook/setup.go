@@ -28,8 +28,8 @@ type Options struct {
 
 // Setup registers the defaulting, validating and conversion webhooks of the
 // At kind with the manager's webhook server. The conversion webhook is
-// controller-runtime's behind conversionHandler, registered before the
-// builder, which then leaves the path alone.
+// conversionHandler, registered before the builder, which then leaves the
+// path alone.
 //
 // The defaulter is registered by hand so that an At that does not decode (a
 // resource quantity that does not parse, a string where a number belongs)
@@ -39,7 +39,7 @@ type Options struct {
 func Setup(mgr ctrl.Manager, o Options) error {
 	defaulter := admission.WithDefaulter(mgr.GetScheme(), &AtDefaulter{DefaultImage: o.Pods.DefaultImage})
 	mgr.GetWebhookServer().Register(DefaultingPath, &webhook.Admission{Handler: skipUndecodable{defaulter}})
-	mgr.GetWebhookServer().Register(ConversionPath, newConversionHandler(mgr.GetScheme(), mgr.GetConverterRegistry()))
+	mgr.GetWebhookServer().Register(ConversionPath, conversionHandler{})
 	return ctrl.NewWebhookManagedBy(mgr, &cnatv1beta1.At{}).
 		WithValidator(&AtValidator{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Pods: o.Pods, PodCreateGuard: o.PodCreateGuard, PodCreateDecisions: NewPodCreateDecisions(), DryRunVerdicts: NewDryRunVerdicts()}).
 		Complete()

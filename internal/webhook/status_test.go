@@ -50,18 +50,22 @@ func TestStatusIsWrittenOnlyThroughTheStatusSubresource(t *testing.T) {
 	ns := newNamespace(t)
 	forged := map[string]any{"phase": "RUNNING", "attempts": int64(5), "reason": "Retrying", "podName": "forged-5"}
 
-	t.Run("issue 9: a status in the former v1alpha1 template annotation", func(t *testing.T) {
+	t.Run("issue 9: a status in an annotation", func(t *testing.T) {
 		g := NewWithT(t)
 		at := settledAt(t, ns, "annotation")
 		u := asV1alpha1(t, at)
-		u.SetAnnotations(map[string]string{cnatv1alpha1.FormerTemplateAnnotation: `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`})
+		// The annotation in which a v1alpha1 form that was never released
+		// carried the template, and issue 9 a status through the
+		// conversion.
+		const annotation = "cnat.programming-kubernetes.info/conversion-data"
+		u.SetAnnotations(map[string]string{annotation: `{"status":{"phase":"Running","attempts":5,"reason":"Retrying"}}`})
 		// Only the annotations change, so the validating webhook lets it
 		// be: it is an ordinary annotation, which nothing reads.
 		g.Expect(adminClient.Update(t.Context(), u)).To(Succeed())
 
 		got := &cnatv1beta1.At{}
 		g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), got)).To(Succeed())
-		g.Expect(got.Annotations).To(HaveKey(cnatv1alpha1.FormerTemplateAnnotation))
+		g.Expect(got.Annotations).To(HaveKey(annotation))
 		g.Expect(got.Status).To(BeComparableTo(at.Status), "the stored v1beta1 status is unchanged")
 	})
 
@@ -106,6 +110,40 @@ func TestStatusIsWrittenOnlyThroughTheStatusSubresource(t *testing.T) {
 			got := &cnatv1beta1.At{}
 			g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), got)).To(Succeed())
 			g.Expect(got.Status).To(BeComparableTo(at.Status))
+		})
+	}
+}
+
+// TestStatusOfTheWrongTypeIsRefusedNamingTheField: the conversion passes a
+// status value of the wrong type through as it does any other; a status
+// write with one is refused by the schema of the version it is sent
+// through, naming the field. (A write of the main resource keeps the stored
+// status whatever it says: above.)
+func TestStatusOfTheWrongTypeIsRefusedNamingTheField(t *testing.T) {
+	ns := newNamespace(t)
+	at := settledAt(t, ns, "wrong-types")
+	for _, tc := range []struct {
+		version, name string
+		status        map[string]any
+		field, text   string
+	}{
+		{"v1alpha1", "phase a number", map[string]any{"phase": int64(5)}, "status.phase", "must be of type string"},
+		{"v1alpha1", "outcome a list", map[string]any{"phase": "DONE", "outcome": []any{"Failed"}}, "status.outcome", "must be of type string"},
+		{"v1alpha1", "attempts a string", map[string]any{"phase": "RUNNING", "attempts": "5"}, "status.attempts", "must be of type integer"},
+		{"v1beta1", "phase a number", map[string]any{"phase": int64(5)}, "status.phase", "must be of type string"},
+		{"v1beta1", "attempts a string", map[string]any{"phase": "Running", "attempts": "5"}, "status.attempts", "must be of type integer"},
+	} {
+		t.Run(tc.version+"/"+tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			u := asV1alpha1(t, at)
+			if tc.version == "v1beta1" {
+				u.SetGroupVersionKind(cnatv1beta1.GroupVersion.WithKind("At"))
+				g.Expect(adminClient.Get(t.Context(), client.ObjectKeyFromObject(at), u)).To(Succeed())
+			}
+			g.Expect(unstructured.SetNestedField(u.Object, tc.status, "status")).To(Succeed())
+			err := adminClient.Status().Update(t.Context(), u)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(refusals(err)).To(ContainElement(refusing(tc.field, tc.text)), "the refusal names %s: %v", tc.field, err)
 		})
 	}
 }
