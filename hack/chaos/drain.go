@@ -159,7 +159,7 @@ func (r *run) drainNode(ctx context.Context, node string) (int, error) {
 			continue
 		}
 		wg.Go(func() {
-			err := r.h.clientset.PolicyV1().Evictions(r.ns).Evict(ctx, &policyv1.Eviction{
+			err := r.h.cl.Kube.PolicyV1().Evictions(r.ns).Evict(ctx, &policyv1.Eviction{
 				ObjectMeta:    metav1.ObjectMeta{Namespace: r.ns, Name: pod.Name},
 				DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
 			})

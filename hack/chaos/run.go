@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/hack/chaos/judge"
+	"github.com/programming-kubernetes/cnat/hack/internal/judge"
 )
 
 // Annotations the simulated kubelet (hack/kwok/stages.yaml) reads.

@@ -339,7 +339,7 @@ func (r *run) watchPods(ctx context.Context, fn func(*corev1.Pod)) (stop func(),
 // podInformer runs an informer on the run's Pods with handler until the
 // returned stop is called, once it has synced.
 func (r *run) podInformer(ctx context.Context, handler cache.ResourceEventHandler) (stop func(), err error) {
-	factory := informers.NewSharedInformerFactoryWithOptions(r.h.clientset, 0, informers.WithNamespace(r.ns))
+	factory := informers.NewSharedInformerFactoryWithOptions(r.h.cl.Kube, 0, informers.WithNamespace(r.ns))
 	inf := factory.Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(handler); err != nil {
 		return nil, err

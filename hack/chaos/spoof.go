@@ -132,9 +132,9 @@ func (r *run) impersonate(ctx context.Context) (client.Client, error) {
 			return nil, fmt.Errorf("creating %T %s: %w", obj, spoofUser, err)
 		}
 	}
-	rc := rest.CopyConfig(r.h.restConfig)
+	rc := rest.CopyConfig(r.h.cl.Config)
 	rc.Impersonate = rest.ImpersonationConfig{UserName: spoofUser}
-	c, err := client.New(rc, client.Options{Scheme: r.h.scheme})
+	c, err := client.New(rc, client.Options{Scheme: r.h.cl.Scheme})
 	if err != nil {
 		return nil, err
 	}

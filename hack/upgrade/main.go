@@ -10,7 +10,7 @@
 // conversion that cannot be reached fails it.
 //
 // When every At is terminal it judges from the API server's side, with the
-// chaos harness's judge (hack/chaos/judge: the audit log's Pod creates and
+// chaos harness's judge (hack/internal/judge: the audit log's Pod creates and
 // status writes, and the objects at the end): no duplicate run, no At lost
 // (one that is gone counts as lost: an upgrade deletes none), none silent,
 // none falsely Succeeded; and no request refused, every At readable in
@@ -44,17 +44,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/hack/chaos/judge"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/hack/internal/judge"
 )
 
 // The simulated kubelet's annotations (hack/kwok/stages.yaml) and the
@@ -115,18 +113,7 @@ type harness struct {
 }
 
 func run(cfg config) (bool, error) {
-	restConfig, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
-	if err != nil {
-		return false, err
-	}
-	restConfig.QPS, restConfig.Burst = 50, 100
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, cnatv1beta1.AddToScheme, cnatv1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return false, err
-		}
-	}
-	c, err := client.New(restConfig, client.Options{Scheme: scheme})
+	cl, err := cluster.Connect(cfg.kubeconfig, "cnat-upgrade", cluster.Limits{QPS: 50, Burst: 100})
 	if err != nil {
 		return false, err
 	}
@@ -135,7 +122,7 @@ func run(cfg config) (bool, error) {
 	}
 	ctx := context.Background()
 	began := time.Now()
-	h := &harness{cfg: cfg, c: c, ns: "upgrade-" + began.UTC().Format("150405"), samples: map[string][]judge.Sample{}}
+	h := &harness{cfg: cfg, c: cl.Client, ns: "upgrade-" + began.UTC().Format("150405"), samples: map[string][]judge.Sample{}}
 	if err := h.namespace(ctx); err != nil {
 		return false, err
 	}
