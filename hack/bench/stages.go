@@ -49,7 +49,7 @@ type Stage struct {
 	Requests []RequestCount `json:"requests"`
 	// WritesPerUnit are the writes of the controller under test per unit
 	// (the bench's own creates excluded).
-	WritesPerUnit float64 `json:"writesPerUnit"`
+	WritesPerUnit float64       `json:"writesPerUnit"`
 	Verdict       judge.Verdict `json:"verdict"`
 	// WatchLagSeconds is the cross-check of the watch: the largest
 	// received-minus-creationTimestamp of a Pod (includes up to 1 s of
