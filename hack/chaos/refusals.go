@@ -57,7 +57,7 @@ func refused(at time.Time) func(int) atSpec {
 // given labels, to ask the API server (dry run) whether it admits Pods now.
 func (r *run) probePod(labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "chaos-probe", Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: "chaos-probe", Labels: labels},
 		Spec:       simulatedPodSpec(nil),
 	}
 }
@@ -145,13 +145,13 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 	if err := h.replicas[0].start(ctx, false); err != nil {
 		return err
 	}
-	stop := r.sample(ctx, 2*time.Second)
+	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 
-	name := "chaos-refuse-" + r.ns
+	name := "chaos-refuse-" + r.Namespace
 	viaPolicy := map[string]string{refuseLabel: "policy"}
 	viaWebhook := map[string]string{refuseLabel: "webhook"}
-	nsSelector := &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: r.ns}}
+	nsSelector := &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: r.Namespace}}
 	podCreates := []admissionregistrationv1.RuleWithOperations{{
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 		Rule: admissionregistrationv1.Rule{
@@ -286,7 +286,7 @@ func (h *harness) quota(ctx context.Context, r *run) error {
 	if err := h.replicas[0].start(ctx, false); err != nil {
 		return err
 	}
-	stop := r.sample(ctx, 2*time.Second)
+	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 
 	at := refusalFireTime(h.size.ats)
@@ -294,7 +294,7 @@ func (h *harness) quota(ctx context.Context, r *run) error {
 		return err
 	}
 	quota := &corev1.ResourceQuota{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "chaos-pods"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: "chaos-pods"},
 		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}},
 	}
 	if err := h.c.Create(ctx, quota); err != nil {

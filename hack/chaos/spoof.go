@@ -43,7 +43,7 @@ func (h *harness) spoof(ctx context.Context, r *run) error {
 	if err := h.replicas[0].start(ctx, false); err != nil {
 		return err
 	}
-	stop := r.sample(ctx, 2*time.Second)
+	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 	forger, err := r.impersonate(ctx)
 	if err != nil {
@@ -82,7 +82,7 @@ func (h *harness) spoof(ctx context.Context, r *run) error {
 	}
 	// The Ats not yet due: their first attempt forged.
 	var ats cnatv1beta1.AtList
-	if err := h.c.List(ctx, &ats, client.InNamespace(r.ns)); err != nil {
+	if err := h.c.List(ctx, &ats, client.InNamespace(r.Namespace)); err != nil {
 		return err
 	}
 	var forging sync.WaitGroup
@@ -116,14 +116,14 @@ func (h *harness) spoof(ctx context.Context, r *run) error {
 // otherwise the refusals would prove nothing.
 func (r *run) impersonate(ctx context.Context) (client.Client, error) {
 	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: spoofUser},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: spoofUser},
 		Rules: []rbacv1.PolicyRule{{
 			APIGroups: []string{""}, Resources: []string{"pods"},
 			Verbs: []string{"create", "get", "list", "patch", "update", "delete"},
 		}},
 	}
 	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: spoofUser},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: spoofUser},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: spoofUser},
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: spoofUser}},
 	}

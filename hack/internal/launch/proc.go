@@ -1,83 +1,40 @@
 package launch
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
-// clockTicks is USER_HZ, the unit of the CPU times in /proc/<pid>/stat. It
-// is 100 on every Linux architecture Go supports.
-const clockTicks = 100
-
-// CPUSeconds returns the user plus system CPU time the process used so far.
+// CPUSeconds returns the user plus system CPU time the process used so far
+// (/proc/<pid>/stat).
 func (p *Process) CPUSeconds() (float64, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	proc, err := procfs.NewProc(p.cmd.Process.Pid)
 	if err != nil {
 		return 0, fmt.Errorf("reading the controller's CPU time: %w", err)
 	}
-	var ticks float64
-	for _, field := range []int{14, 15} { // utime, stime
-		s, err := statField(stat, field)
-		if err != nil {
-			return 0, err
-		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0, fmt.Errorf("field %d of /proc/%d/stat: %w", field, p.cmd.Process.Pid, err)
-		}
-		ticks += v
+	stat, err := proc.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("reading the controller's CPU time: %w", err)
 	}
-	return ticks / clockTicks, nil
-}
-
-// statField returns field n (1-based, as in proc(5)) of /proc/<pid>/stat.
-// The command name (field 2) may hold spaces and parentheses, so fields are
-// counted after its closing parenthesis.
-func statField(stat []byte, n int) (string, error) {
-	end := bytes.LastIndexByte(stat, ')')
-	if end < 0 || n < 3 {
-		return "", errors.New("unexpected /proc/<pid>/stat format")
-	}
-	fields := strings.Fields(string(stat[end+1:]))
-	if n-3 >= len(fields) {
-		return "", fmt.Errorf("/proc/<pid>/stat has no field %d", n)
-	}
-	return fields[n-3], nil
+	return stat.CPUTime(), nil
 }
 
 // Memory returns the resident set size and its peak since the process
-// started (VmRSS, VmHWM), in bytes.
+// started (VmRSS, VmHWM of /proc/<pid>/status), in bytes.
 func (p *Process) Memory() (rss, hwm int64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	proc, err := procfs.NewProc(p.cmd.Process.Pid)
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading the controller's memory: %w", err)
 	}
-	defer func() { _ = f.Close() }()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		key, value, ok := strings.Cut(s.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("%s in /proc/%d/status: %w", key, p.cmd.Process.Pid, err)
-		}
-		if key == "VmRSS" {
-			rss = kb * 1024
-		} else {
-			hwm = kb * 1024
-		}
+	status, err := proc.NewStatus()
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading the controller's memory: %w", err)
 	}
-	return rss, hwm, s.Err()
+	return int64(status.VmRSS), int64(status.VmHWM), nil
 }
 
 // RSSSampler records the largest resident set size of the controller while

@@ -1,18 +1,29 @@
 package launch
 
 import (
+	"os/exec"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 )
 
-func TestStatField(t *testing.T) {
+// TestProcReadings reads a process that burns CPU: its CPU time grows, and
+// its resident set size is there and within its peak.
+func TestProcReadings(t *testing.T) {
 	g := NewWithT(t)
-	// The command name may hold spaces and parentheses.
-	stat := []byte("4242 (cnat (ctl) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 12 0 1000 2000000 3000 18446744073709551615\n")
-	for field, want := range map[int]string{3: "S", 4: "1", 14: "250", 15: "75"} {
-		g.Expect(statField(stat, field)).To(Equal(want), "field %d", field)
-	}
-	_, err := statField(stat, 99)
-	g.Expect(err).To(HaveOccurred(), "field 99 of a line with fewer fields")
+	cmd := exec.Command("sh", "-c", "while :; do :; done")
+	g.Expect(cmd.Start()).To(Succeed())
+	p := &Process{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	defer func() { _ = p.Kill() }()
+
+	g.Eventually(p.CPUSeconds).WithTimeout(10 * time.Second).Should(BeNumerically(">=", 0.05))
+	rss, hwm, err := p.Memory()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(rss).To(BeNumerically(">", 0))
+	g.Expect(hwm).To(BeNumerically(">=", rss))
+	g.Expect(p.Running()).To(BeTrue())
+	g.Expect(p.Kill()).To(Succeed())
+	g.Expect(p.Running()).To(BeFalse())
 }
