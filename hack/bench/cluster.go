@@ -19,9 +19,6 @@ import (
 )
 
 const (
-	// simulatedLabel and simulatedTaint mark the local cluster's simulated
-	// (kwok) nodes; the bench's Pods ask for them explicitly.
-	simulatedLabel = "cnat.programming-kubernetes.info/simulated"
 	// benchLabel marks what the bench creates (namespaces, nodes), so a run
 	// can remove what an interrupted one left behind.
 	benchLabel = "cnat.programming-kubernetes.info/bench"
@@ -33,18 +30,14 @@ const (
 // creates it: on a simulated node, which runs it for 1 s with exit code 0
 // (hack/kwok/stages.yaml).
 func simulatedPodSpec() corev1.PodSpec {
-	return corev1.PodSpec{
+	return cluster.Simulated(corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
-		NodeSelector:  map[string]string{simulatedLabel: "true"},
-		Tolerations: []corev1.Toleration{{
-			Key: simulatedLabel, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule,
-		}},
 		Containers: []corev1.Container{{
 			Name:    "run",
 			Image:   "busybox:1.37",
 			Command: []string{"/bin/sh", "-c", "true"},
 		}},
-	}
+	})
 }
 
 // ensureNodes creates simulated nodes named cnat-bench-<i> until there are
@@ -57,14 +50,14 @@ func ensureNodes(ctx context.Context, cs kubernetes.Interface, count, podsPerNod
 				Name:        fmt.Sprintf("cnat-bench-%03d", i),
 				Annotations: map[string]string{kwokNodeAnnotation: "fake"},
 				Labels: map[string]string{
-					simulatedLabel:           "true",
+					cluster.SimulatedLabel:   "true",
 					benchLabel:               "true",
 					"type":                   "kwok",
 					"kubernetes.io/hostname": fmt.Sprintf("cnat-bench-%03d", i),
 					"kubernetes.io/os":       "linux",
 				},
 			},
-			Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: simulatedLabel, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
+			Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: cluster.SimulatedLabel, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
 			Status: corev1.NodeStatus{
 				Capacity:    nodeResources(podsPerNode),
 				Allocatable: nodeResources(podsPerNode),

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // drainedRun is how long the Pods of the drain scenario run: long enough to
@@ -81,7 +82,7 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 		}
 		placed := 0
 		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning || p.Spec.NodeName != "" && p.Annotations[annotationStartDelay] != "" {
+			if p.Status.Phase == corev1.PodRunning || p.Spec.NodeName != "" && p.Annotations[cluster.AnnotationStartDelay] != "" {
 				placed++
 			}
 		}
@@ -118,7 +119,7 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 // simulatedNodes are the names of the nodes kwok simulates, sorted.
 func (h *harness) simulatedNodes(ctx context.Context) ([]string, error) {
 	var nodes corev1.NodeList
-	if err := h.c.List(ctx, &nodes, client.MatchingLabels{simulatedKey: simulatedValue}); err != nil {
+	if err := h.c.List(ctx, &nodes, client.MatchingLabels{cluster.SimulatedLabel: "true"}); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	var names []string
@@ -232,9 +233,7 @@ func (r *run) preemptNode(ctx context.Context, node string) (int, func(), error)
 		Spec: corev1.PodSpec{
 			PriorityClassName: preemptorPriority,
 			NodeSelector:      map[string]string{corev1.LabelHostname: node},
-			Tolerations: []corev1.Toleration{{
-				Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue, Effect: corev1.TaintEffectNoSchedule,
-			}},
+			Tolerations:       []corev1.Toleration{cluster.SimulatedToleration},
 			Containers: []corev1.Container{{
 				Name: "hog", Image: "busybox:1.37",
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: n.Status.Allocatable[corev1.ResourceCPU]}},

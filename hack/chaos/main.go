@@ -229,13 +229,6 @@ func (h *harness) connect() error {
 	return nil
 }
 
-// The label and taint of the simulated nodes, which the At Pods select and
-// tolerate.
-const (
-	simulatedKey   = "cnat.programming-kubernetes.info/simulated"
-	simulatedValue = "true"
-)
-
 // labelSimulatedNodes labels the nodes kwok simulates
 // cnat.programming-kubernetes.info/simulated=true where they lack it.
 func (h *harness) labelSimulatedNodes(ctx context.Context) error {
@@ -250,10 +243,10 @@ func (h *harness) labelSimulatedNodes(ctx context.Context) error {
 			continue
 		}
 		n++
-		if node.Labels[simulatedKey] == simulatedValue {
+		if node.Labels[cluster.SimulatedLabel] == "true" {
 			continue
 		}
-		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, simulatedKey, simulatedValue)
+		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:"true"}}}`, cluster.SimulatedLabel)
 		if err := h.c.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)); err != nil {
 			return fmt.Errorf("labelling node %s: %w", node.Name, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // refuseLabel on an At's Pod template says which block refuses its Pod
@@ -64,15 +65,10 @@ func (r *run) probePod(labels map[string]string) *corev1.Pod {
 
 // simulatedPodSpec is a Pod spec for the simulated nodes running command.
 func simulatedPodSpec(command []string) corev1.PodSpec {
-	return corev1.PodSpec{
+	return cluster.Simulated(corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
-		NodeSelector:  map[string]string{simulatedKey: simulatedValue},
-		Tolerations: []corev1.Toleration{{
-			Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue,
-			Effect: corev1.TaintEffectNoSchedule,
-		}},
-		Containers: []corev1.Container{{Name: "command", Image: "busybox:1.37", Command: command}},
-	}
+		Containers:    []corev1.Container{{Name: "command", Image: "busybox:1.37", Command: command}},
+	})
 }
 
 // awaitAdmission creates a probe Pod with the labels, dry run, until ok

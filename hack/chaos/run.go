@@ -13,17 +13,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 	"github.com/programming-kubernetes/cnat/hack/internal/judge"
 	"github.com/programming-kubernetes/cnat/hack/internal/trial"
-)
-
-// Annotations the simulated kubelet (hack/kwok/stages.yaml) reads.
-const (
-	annotationDuration = "cnat.programming-kubernetes.info/simulate-duration"
-	annotationExitCode = "cnat.programming-kubernetes.info/simulate-exit-code"
-	// annotationStartDelay keeps a Pod Pending on its node that long
-	// before its containers start (hack/kwok/stages.yaml).
-	annotationStartDelay = "cnat.programming-kubernetes.info/simulate-start-delay"
 )
 
 // run is one scenario's state: its trial (namespace, the At incarnations
@@ -168,19 +160,12 @@ func (r *run) newAt(name string, s atSpec) *cnatv1beta1.At {
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: labels,
 					Annotations: map[string]string{
-						annotationDuration:   s.duration,
-						annotationExitCode:   fmt.Sprint(s.exitCode),
-						annotationStartDelay: s.startDelay,
+						cluster.AnnotationDuration:   s.duration,
+						cluster.AnnotationExitCode:   fmt.Sprint(s.exitCode),
+						cluster.AnnotationStartDelay: s.startDelay,
 					},
 				},
-				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{simulatedKey: simulatedValue},
-					Tolerations: []corev1.Toleration{{
-						Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue,
-						Effect: corev1.TaintEffectNoSchedule,
-					}},
-					Containers: []corev1.Container{container},
-				},
+				Spec: cluster.Simulated(corev1.PodSpec{Containers: []corev1.Container{container}}),
 			},
 		},
 	}

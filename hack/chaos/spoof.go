@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // spoofUser is the user the spoof scenario impersonates: bound, in the
@@ -190,7 +191,7 @@ func (s *spoofing) forge(ctx context.Context, at *cnatv1beta1.At, attempt int) {
 	pod.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: cnatv1beta1.GroupVersion.String(), Kind: "At", Name: at.Name, UID: at.UID, Controller: ptr.To(true),
 	}}
-	pod.Annotations = map[string]string{annotationDuration: "1s"}
+	pod.Annotations = map[string]string{cluster.AnnotationDuration: "1s"}
 	s.attack(fmt.Sprintf("forging Pod %s of At %s", pod.Name, at.Name), s.c.Create(ctx, pod))
 }
 

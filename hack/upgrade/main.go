@@ -53,14 +53,8 @@ import (
 	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
 
-// The simulated kubelet's annotations (hack/kwok/stages.yaml) and the
-// placement on the simulated nodes, as the chaos harness sets them.
-const (
-	annotationDuration = "cnat.programming-kubernetes.info/simulate-duration"
-	annotationExitCode = "cnat.programming-kubernetes.info/simulate-exit-code"
-	simulatedKey       = "cnat.programming-kubernetes.info/simulated"
-	crdName            = "ats.cnat.programming-kubernetes.info"
-)
+// crdName is cnat's CustomResourceDefinition.
+const crdName = "ats.cnat.programming-kubernetes.info"
 
 type config struct {
 	kubeconfig, auditLog, upgrade, image, workDir string
@@ -237,16 +231,10 @@ func (h *harness) newAt(name string, s atSpec) *cnatv1beta1.At {
 			BackoffLimit: ptr.To(s.backoffLimit),
 			Template: &corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-					annotationDuration: s.duration,
-					annotationExitCode: fmt.Sprint(s.exitCode),
+					cluster.AnnotationDuration: s.duration,
+					cluster.AnnotationExitCode: fmt.Sprint(s.exitCode),
 				}},
-				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{simulatedKey: "true"},
-					Tolerations: []corev1.Toleration{{
-						Key: simulatedKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule,
-					}},
-					Containers: []corev1.Container{{Name: "command"}},
-				},
+				Spec: cluster.Simulated(corev1.PodSpec{Containers: []corev1.Container{{Name: "command"}}}),
 			},
 		},
 	}
