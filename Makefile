@@ -12,6 +12,12 @@ BIN := $(CURDIR)/bin
 export PATH := $(BIN):$(PATH)
 CONTROLLER_GEN := go tool controller-gen
 
+# The harness (bench, chaos, upgrade, release and image tools: hack/go.mod) is
+# a Go module of its own, so that what only it imports stays out of go.mod.
+# Its go commands run in hack/ (GOWORK=off: its go.mod decides); its
+# commands run from the repository root through hack/harness.sh.
+HARNESS_GO := GOWORK=off go -C hack
+
 # The embedded local cluster's kubeconfig (`make cluster`).
 LOCAL_KUBECONFIG := $(CURDIR)/.local/kubeconfig
 
@@ -33,7 +39,7 @@ help: ## Show this help.
 .PHONY: manifests
 manifests: ## Generate the CRD, RBAC and webhook manifests from the API types and markers.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_DIR)
-	go run ./hack/crd-trim $(CRD_DIR)/*.yaml
+	hack/harness.sh crd-trim $(CRD_DIR)/*.yaml
 	$(CONTROLLER_GEN) rbac:roleName=cnat-manager-role paths=./internal/... paths=./cmd/... output:rbac:artifacts:config=$(RBAC_DIR)
 	$(CONTROLLER_GEN) webhook paths=./internal/webhook/... output:webhook:artifacts:config=$(WEBHOOK_DIR)
 
@@ -47,13 +53,15 @@ fmt: ## Format the Go code.
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet on the product and the harness (hack/go.mod).
 	go vet ./...
+	$(HARNESS_GO) vet ./...
 
 .PHONY: lint
 lint: ## Run golangci-lint (.golangci.yml), make deadcode, kube-api-linter on the API types and kube-score on every overlay.
 	hack/tools.sh golangci-lint >/dev/null
 	$(BIN)/golangci-lint run ./...
+	cd hack && GOWORK=off $(BIN)/golangci-lint run ./...
 	$(MAKE) --no-print-directory deadcode
 	$(MAKE) --no-print-directory api-lint
 	$(MAKE) --no-print-directory kube-score
@@ -73,8 +81,9 @@ kube-score: ## Score the manifests of every overlay with kube-score (exceptions:
 	hack/kube-score.sh
 
 # golangci-lint's unused does not report an exported function nothing calls,
-# or one only tests call; deadcode (a tool of go.mod) does, from the mains
-# (cmd/*, hack/*) and, with -test, from the tests too. Two runs:
+# or one only tests call; deadcode (a tool of go.mod and of hack/go.mod) does,
+# from the mains (cmd/*; in the harness's module hack/*) and, with -test,
+# from the tests too. Two runs in each module:
 #   1. with -test: a function not even a test calls is dead everywhere,
 #      internal/testenv included;
 #   2. without: a function only tests call is an API nothing uses (delete it
@@ -91,6 +100,10 @@ deadcode: ## Fail on functions nothing calls, or only tests call (outside intern
 	test -z "$$dead" || { echo "Functions nothing calls, not even a test: delete them"; echo "$$dead"; exit 1; }
 	@dead=$$($(DEADCODE) ./... | { grep -Ev '$(DEADCODE_TEST_ONLY_ALLOWED)' || true; }); \
 	test -z "$$dead" || { echo "Functions only tests call: delete them with their tests, or move test support into a _test.go file or internal/testenv"; echo "$$dead"; exit 1; }
+	@dead=$$(cd hack && GOWORK=off $(DEADCODE) -test ./...); \
+	test -z "$$dead" || { echo "Functions of the harness (hack/go.mod) nothing calls, not even a test: delete them"; echo "$$dead"; exit 1; }
+	@dead=$$(cd hack && GOWORK=off $(DEADCODE) ./...); \
+	test -z "$$dead" || { echo "Functions of the harness (hack/go.mod) only tests call: delete them with their tests"; echo "$$dead"; exit 1; }
 
 # The Grafana dashboard of kustomize/components/monitoring, generated with
 # the Grafana Foundation SDK by hack/monitoring (a module of its own, so
@@ -106,10 +119,13 @@ verify: manifests generate dashboard ## Fail when generated files are stale, the
 	@git diff --exit-code -- api kustomize || { echo "Generated files are stale: run 'make manifests generate' and commit the result"; exit 1; }
 	@test -z "$$(git status --porcelain --untracked-files=all -- api kustomize)" || { echo "Generated files are not committed:"; git status --porcelain -- api kustomize; exit 1; }
 	go mod tidy -diff
+	$(HARNESS_GO) mod tidy -diff
 	go vet ./...
+	$(HARNESS_GO) vet ./...
 	hack/tools.sh actionlint >/dev/null
 	$(BIN)/actionlint .github/workflows/*.yaml
-	go test ./e2e/ -run '^(TestKindConfig|TestOverlayImages|TestMonitoringComponent|TestMonitoringOnlyWhereAsked)$$' -count=1
+	go test ./e2e/ -run '^(TestMonitoringComponent|TestMonitoringOnlyWhereAsked)$$' -count=1
+	$(HARNESS_GO) test ./verify -count=1
 
 ##@ Test
 
@@ -121,7 +137,8 @@ test: CHAOS_SIZE = small
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure logic, no API server; a short fuzz run of both conversion round trips and of At validation.
-	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/... ./hack/bench/... ./hack/chaos/...
+	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/...
+	$(HARNESS_GO) test ./bench/... ./chaos/... ./internal/...
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzHubRoundTrip -fuzztime=5s
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzSpokeRoundTrip -fuzztime=5s
 	go test ./internal/webhook -run='^$$' -fuzz=FuzzValidateAt -fuzztime=5s
@@ -222,13 +239,13 @@ run: install ## Run cnat on the local cluster with a sample At a few seconds ahe
 
 # Flags for hack/bench, e.g. BENCH_FLAGS='-n 10000', '-stages raw,cnat' or
 # '-stages raw,cnat -repeat 3' (paired runs: the median ratio and its spread);
-# `go run ./hack/bench -h` lists them.
+# `hack/harness.sh bench -h` lists them.
 BENCH_FLAGS ?=
 
 .PHONY: bench
 bench: install ## N Ats due at one instant, side by side with raw Pod creation (the limit) and the CronJob controller; updates docs/benchmarks.md.
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o $(BIN)/cnat-controller ./cmd/cnat-controller
-	go run ./hack/bench -kubeconfig $(LOCAL_KUBECONFIG) -doc docs/benchmarks.md -plot docs/benchmarks-lateness.svg -memory-plot docs/benchmarks-memory.svg $(BENCH_FLAGS)
+	hack/harness.sh bench -kubeconfig $(LOCAL_KUBECONFIG) -doc docs/benchmarks.md -plot docs/benchmarks-lateness.svg -memory-plot docs/benchmarks-memory.svg $(BENCH_FLAGS)
 
 ##@ Build
 
@@ -269,6 +286,7 @@ RELEASE_TOOLS := goreleaser cyclonedx-gomod validate-krew-manifest krew
 release: ## Build everything a release ships into dist/, offline, and verify it (docs/release.md): cnatctl archives, the controller image index, install.yaml pinned by digest, SBOMs, krew manifest, notes, checksums.txt.
 	hack/tools.sh $(RELEASE_TOOLS)
 	go mod download
+	$(HARNESS_GO) mod download
 	hack/release.sh
 
 .PHONY: release-verify

@@ -28,7 +28,7 @@ mkdir -p "${work_dir}/logs"
 write_controller_kubeconfig "${controller_kubeconfig}"
 
 status=0
-(cd "${root}" && go run ./hack/chaos \
+(cd "${root}" && hack/harness.sh chaos \
   -kubeconfig "${KUBECONFIG}" \
   -controller-kubeconfig "${controller_kubeconfig}" \
   -controller "${root}/bin/cnat-controller" \

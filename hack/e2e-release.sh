@@ -212,10 +212,10 @@ prev_commit="$(git rev-parse "${previous}^{commit}")"
 say "the previous release: ${prev_commit:0:12} ($(git log -1 --format=%s "${prev_commit}"))"
 git archive "${prev_commit}" | tar -x -C "${prev_dir}/src"
 (cd "${prev_dir}/src" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "${prev_dir}/cnat-controller" ./cmd/cnat-controller)
-go run ./hack/image-build -tag "${image_name}:${prev_commit:0:12}" -user 65532 \
+hack/harness.sh image-build -tag "${image_name}:${prev_commit:0:12}" -user 65532 \
   -platform-binary "linux/$(go env GOARCH)=${prev_dir}/cnat-controller" \
   -o "${prev_dir}/image.oci.tar" -digest-file "${prev_dir}/image.digest" >/dev/null
-go run ./hack/release install-yaml -overlay "${prev_dir}/src/kustomize/overlays/production" \
+hack/harness.sh release install-yaml -overlay "${prev_dir}/src/kustomize/overlays/production" \
   -image "${image_name}" -digest "$(cat "${prev_dir}/image.digest")" \
   -version "${prev_commit:0:12}" -commit "${prev_commit}" -o "${prev_dir}/install.yaml"
 "${root}/hack/real-node/images.sh" "${prev_dir}/image.oci.tar"
@@ -231,7 +231,7 @@ if [[ "${mode}" == upgrade-badly ]]; then
 fi
 upgrade+=" && kubectl rollout status deployment/cnat-controller --namespace cnat-system --timeout 3m"
 status=0
-go run ./hack/upgrade -upgrade "${upgrade}" -image "${image}" || status=$?
+hack/harness.sh upgrade -upgrade "${upgrade}" -image "${image}" || status=$?
 follow_controller_log
 sleep 2
 check_rbac "${controller_log}" || status=1

@@ -61,7 +61,7 @@ verify() {
   # The image digest in install.yaml, the OCI layout and the digest file
   # agree; every platform archive is in the krew manifest with its hash;
   # every file of dist/ that is an asset is in checksums.txt.
-  go run ./hack/release verify -dist "${dist}" -image "${image_name}" -tag "$(cat VERSION)"
+  hack/harness.sh release verify -dist "${dist}" -image "${image_name}" -tag "$(cat VERSION)"
   # krew's own validation of the manifest; its install check would fetch the
   # archives from their release URLs, so krew installs each platform's
   # archive from dist/ instead (--archive: the sha256 checked, the archive
@@ -151,7 +151,7 @@ echo "${version}" >"${dist}/version"
 echo "${commit}" >"${dist}/commit"
 
 # The controller image from goreleaser's linux binaries.
-go run ./hack/image-build -tag "${image_name}:${tag}" -user 65532 \
+hack/harness.sh image-build -tag "${image_name}:${tag}" -user 65532 \
   -platform-binary linux/amd64="$(echo "${dist}"/cnat-controller_linux_amd64*/cnat-controller)" \
   -platform-binary linux/arm64="$(echo "${dist}"/cnat-controller_linux_arm64*/cnat-controller)" \
   -annotation org.opencontainers.image.source=https://github.com/programming-kubernetes/cnat \
@@ -165,7 +165,7 @@ go run ./hack/image-build -tag "${image_name}:${tag}" -user 65532 \
 digest="$(cat "${dist}/cnat-controller_${v}_image.digest")"
 
 # install.yaml: the production overlay, the image pinned by that digest.
-go run ./hack/release install-yaml -overlay kustomize/overlays/production \
+hack/harness.sh release install-yaml -overlay kustomize/overlays/production \
   -image "${image_name}" -digest "${digest}" -version "${version}" -commit "${commit}" \
   -o "${dist}/install.yaml"
 

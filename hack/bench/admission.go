@@ -43,7 +43,7 @@ const (
 // bench's client can at its concurrency, and times each kind.
 func (b *bench) runAdmission(ctx context.Context) ([]Admission, error) {
 	ns := b.opts.namespacePrefix + "-" + stageNamespace("admission")
-	if err := createNamespace(ctx, b.c.kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
 		return nil, err
 	}
 	n, concurrency := b.opts.n, b.opts.concurrency
@@ -59,7 +59,7 @@ func (b *bench) runAdmission(ctx context.Context) ([]Admission, error) {
 	var out []Admission
 	a, err := timed(admissionConfigMap, func(ctx context.Context, i int) error {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("admission-%06d", i)}, Data: map[string]string{"command": "echo admitted"}}
-		if _, err := b.c.kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		if _, err := b.c.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating ConfigMap %s/%s: %w", ns, cm.Name, err)
 		}
 		return nil
@@ -70,7 +70,7 @@ func (b *bench) runAdmission(ctx context.Context) ([]Admission, error) {
 	out = append(out, a)
 	a, err = timed(admissionPod, func(ctx context.Context, i int) error {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("admission-%06d", i)}, Spec: simulatedPodSpec()}
-		if _, err := b.c.kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		if _, err := b.c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating Pod %s/%s: %w", ns, pod.Name, err)
 		}
 		return nil

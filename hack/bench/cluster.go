@@ -13,15 +13,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 const (
-	// simulatedLabel and simulatedTaint mark the local cluster's simulated
-	// (kwok) nodes; the bench's Pods ask for them explicitly.
-	simulatedLabel = "cnat.programming-kubernetes.info/simulated"
 	// benchLabel marks what the bench creates (namespaces, nodes), so a run
 	// can remove what an interrupted one left behind.
 	benchLabel = "cnat.programming-kubernetes.info/bench"
@@ -29,47 +26,18 @@ const (
 	kwokNodeAnnotation = "kwok.x-k8s.io/node"
 )
 
-// clients talk to the cluster without client-side rate limiting: the bench
-// measures the API server, not a token bucket.
-type clients struct {
-	kube kubernetes.Interface
-	dyn  dynamic.Interface
-}
-
-func newClients(kubeconfig string) (*clients, error) {
-	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
-	}
-	config.QPS = -1 // no client-side rate limiter
-	config.UserAgent = "cnat-bench"
-	kube, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(config)
-	if err != nil {
-		return nil, err
-	}
-	return &clients{kube: kube, dyn: dyn}, nil
-}
-
 // simulatedPodSpec is the spec of every Pod the bench has run, whoever
 // creates it: on a simulated node, which runs it for 1 s with exit code 0
 // (hack/kwok/stages.yaml).
 func simulatedPodSpec() corev1.PodSpec {
-	return corev1.PodSpec{
+	return cluster.Simulated(corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
-		NodeSelector:  map[string]string{simulatedLabel: "true"},
-		Tolerations: []corev1.Toleration{{
-			Key: simulatedLabel, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule,
-		}},
 		Containers: []corev1.Container{{
 			Name:    "run",
 			Image:   "busybox:1.37",
 			Command: []string{"/bin/sh", "-c", "true"},
 		}},
-	}
+	})
 }
 
 // ensureNodes creates simulated nodes named cnat-bench-<i> until there are
@@ -82,14 +50,14 @@ func ensureNodes(ctx context.Context, cs kubernetes.Interface, count, podsPerNod
 				Name:        fmt.Sprintf("cnat-bench-%03d", i),
 				Annotations: map[string]string{kwokNodeAnnotation: "fake"},
 				Labels: map[string]string{
-					simulatedLabel:           "true",
+					cluster.SimulatedLabel:   "true",
 					benchLabel:               "true",
 					"type":                   "kwok",
 					"kubernetes.io/hostname": fmt.Sprintf("cnat-bench-%03d", i),
 					"kubernetes.io/os":       "linux",
 				},
 			},
-			Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: simulatedLabel, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
+			Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: cluster.SimulatedLabel, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
 			Status: corev1.NodeStatus{
 				Capacity:    nodeResources(podsPerNode),
 				Allocatable: nodeResources(podsPerNode),
@@ -150,8 +118,8 @@ func createNamespace(ctx context.Context, cs kubernetes.Interface, name string) 
 }
 
 // removeLeftovers deletes the namespaces an interrupted run left behind.
-func removeLeftovers(ctx context.Context, c *clients) error {
-	list, err := c.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: benchLabel + "=true"})
+func removeLeftovers(ctx context.Context, c *cluster.Clients) error {
+	list, err := c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: benchLabel + "=true"})
 	if err != nil {
 		return fmt.Errorf("listing the bench's namespaces: %w", err)
 	}
@@ -169,10 +137,10 @@ func removeLeftovers(ctx context.Context, c *clients) error {
 // Pods; then the bench deletes the Pods itself (terminal Pods go at once),
 // and only if Pods are still held by finalizers a minute later does it
 // remove those, as a last resort.
-func cleanNamespace(ctx context.Context, c *clients, namespace string) error {
+func cleanNamespace(ctx context.Context, c *cluster.Clients, namespace string) error {
 	background := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &background}
-	ats := c.dyn.Resource(atResource).Namespace(namespace)
+	ats := c.Dynamic.Resource(atResource).Namespace(namespace)
 	err := deleteAll(ctx, "Ats", namespace, 5*time.Minute,
 		func(ctx context.Context) error { return ats.DeleteCollection(ctx, opts, metav1.ListOptions{}) },
 		func(ctx context.Context) (int, error) {
@@ -188,13 +156,13 @@ func cleanNamespace(ctx context.Context, c *clients, namespace string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.kube.BatchV1().CronJobs(namespace).DeleteCollection(ctx, opts, metav1.ListOptions{}); err != nil {
+	if err := c.Kube.BatchV1().CronJobs(namespace).DeleteCollection(ctx, opts, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("deleting the CronJobs of %s: %w", namespace, err)
 	}
-	if err := c.kube.BatchV1().Jobs(namespace).DeleteCollection(ctx, opts, metav1.ListOptions{}); err != nil {
+	if err := c.Kube.BatchV1().Jobs(namespace).DeleteCollection(ctx, opts, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("deleting the Jobs of %s: %w", namespace, err)
 	}
-	pods := c.kube.CoreV1().Pods(namespace)
+	pods := c.Kube.CoreV1().Pods(namespace)
 	deletePods := func(ctx context.Context) error {
 		return pods.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	}
@@ -208,18 +176,18 @@ func cleanNamespace(ctx context.Context, c *clients, namespace string) error {
 	// Pods still running are deleted gracefully: kwok removes about 50 a
 	// second.
 	if err := deleteAll(ctx, "Pods", namespace, 5*time.Minute, deletePods, countPods); err != nil {
-		if err := stripPodFinalizers(ctx, c.kube, namespace); err != nil {
+		if err := stripPodFinalizers(ctx, c.Kube, namespace); err != nil {
 			return err
 		}
 		if err := waitEmpty(ctx, countPods, time.Minute); err != nil {
 			return fmt.Errorf("waiting for the Pods of %s to go: %w", namespace, err)
 		}
 	}
-	if err := c.kube.CoreV1().Namespaces().Delete(ctx, namespace, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := c.Kube.CoreV1().Namespaces().Delete(ctx, namespace, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting namespace %s: %w", namespace, err)
 	}
 	return waitEmpty(ctx, func(ctx context.Context) (int, error) {
-		_, err := c.kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+		_, err := c.Kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return 0, nil
 		}

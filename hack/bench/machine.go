@@ -8,11 +8,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // describeMachine says where the run happened; what it cannot find out it
 // leaves empty.
-func describeMachine(_ context.Context, c *clients, root string) Machine {
+func describeMachine(_ context.Context, c *cluster.Clients, root string) Machine {
 	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version()}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		s := bufio.NewScanner(f)
@@ -42,7 +44,7 @@ func describeMachine(_ context.Context, c *clients, root string) Machine {
 	if release, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(release))
 	}
-	if v, err := c.kube.Discovery().ServerVersion(); err == nil {
+	if v, err := c.Kube.Discovery().ServerVersion(); err == nil {
 		m.Kubernetes = v.GitVersion
 	}
 	if out, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty").Output(); err == nil {

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // options are the bench's flags.
@@ -177,7 +179,9 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 	if err != nil {
 		return err
 	}
-	c, err := newClients(opts.kubeconfig)
+	// No client-side rate limiter: the bench measures the API server, not a
+	// token bucket.
+	c, err := cluster.Connect(opts.kubeconfig, "cnat-bench", cluster.Limits{QPS: -1})
 	if err != nil {
 		return err
 	}
@@ -186,14 +190,14 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 	}
 	nodes := int(math.Ceil(float64(max(opts.n, opts.memoryUnrelated)) / float64(opts.podsPerNode)))
 	fmt.Printf("bench: simulated nodes for the bench: %d, each with room for %d Pods\n", nodes, opts.podsPerNode)
-	if err := ensureNodes(ctx, c.kube, nodes, opts.podsPerNode); err != nil {
+	if err := ensureNodes(ctx, c.Kube, nodes, opts.podsPerNode); err != nil {
 		return err
 	}
 	// Everything below is removed again, also after a failure, while the
 	// controller still runs (it releases what it holds on its Pods).
 	cleanup := context.WithoutCancel(ctx)
 	defer func() {
-		if err := deleteNodes(cleanup, c.kube); err != nil {
+		if err := deleteNodes(cleanup, c.Kube); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 		}
 	}()
@@ -204,7 +208,7 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 		return err
 	}
 	b := &bench{c: c, opts: opts, controller: controller, root: root}
-	defer func() { b.controller.stop() }()
+	defer func() { b.controller.Stop() }()
 	defer func() {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: removing what the failed run created")

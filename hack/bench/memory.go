@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // MemoryReading is the controller's memory in one situation, read once it
@@ -52,8 +54,8 @@ func (b *bench) restartController(ctx context.Context) error {
 // restartControllerFrom is restartController with the controller binary bin
 // (empty: bin/cnat-controller).
 func (b *bench) restartControllerFrom(ctx context.Context, bin string) error {
-	b.controller.stop()
-	p, err := startController(ctx, b.root, b.opts.kubeconfig, b.controller.log, bin, b.opts.controllerArgs)
+	b.controller.Stop()
+	p, err := startController(ctx, b.root, b.opts.kubeconfig, b.controller.Log, bin, b.opts.controllerArgs)
 	if err != nil {
 		return err
 	}
@@ -63,11 +65,11 @@ func (b *bench) restartControllerFrom(ctx context.Context, bin string) error {
 
 // readMemory waits until the controller is idle and reads its memory.
 func (b *bench) readMemory(ctx context.Context, situation string) (MemoryReading, error) {
-	settle, err := b.controller.waitIdle(ctx, 5*time.Minute)
+	settle, err := b.controller.WaitIdle(ctx, 5*time.Minute)
 	if err != nil {
 		return MemoryReading{}, err
 	}
-	rss, hwm, err := b.controller.memory()
+	rss, hwm, err := b.controller.Memory()
 	if err != nil {
 		return MemoryReading{}, err
 	}
@@ -97,7 +99,7 @@ func memorySteps(count int) []int {
 // due 30 s later is created: how late its Pod comes.
 func (b *bench) memoryPending(ctx context.Context, count int) ([]MemoryReading, error) {
 	ns := b.opts.namespacePrefix + "-pending"
-	if err := createNamespace(ctx, b.c.kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
 		return nil, err
 	}
 	due := time.Now().Add(24 * time.Hour).Truncate(time.Second)
@@ -115,7 +117,7 @@ func (b *bench) memoryPending(ctx context.Context, count int) ([]MemoryReading, 
 		}
 		// The controller that created them must have written their status:
 		// a restart then lists Ats as a restart in production does.
-		if _, err := b.controller.waitIdle(ctx, 10*time.Minute); err != nil {
+		if _, err := b.controller.WaitIdle(ctx, 10*time.Minute); err != nil {
 			return readings, err
 		}
 		controllers := []string{thisBuild}
@@ -156,7 +158,7 @@ func (b *bench) readRestart(ctx context.Context, which string, pending int, cana
 	if which == before {
 		listedLine = []string{"Starting workers", `"controller":"at"`}
 	}
-	listed, err := b.controller.waitLogged(ctx, 10*time.Minute, listedLine...)
+	listed, err := b.controller.WaitLogged(ctx, 10*time.Minute, listedLine...)
 	if err != nil {
 		return MemoryReading{}, err
 	}
@@ -203,10 +205,10 @@ func (b *bench) createCanary(ctx context.Context, ns string, in time.Duration) (
 
 // wait returns how long after its time the canary's Pod appeared, polled
 // every 100 ms.
-func (c *canaryAt) wait(ctx context.Context, cs *clients, timeout time.Duration) (float64, error) {
+func (c *canaryAt) wait(ctx context.Context, cs *cluster.Clients, timeout time.Duration) (float64, error) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		pods, err := cs.kube.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: "cnat.programming-kubernetes.info/at=" + c.name})
+		pods, err := cs.Kube.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: "cnat.programming-kubernetes.info/at=" + c.name})
 		if err != nil {
 			return 0, err
 		}
@@ -227,7 +229,7 @@ func (c *canaryAt) wait(ctx context.Context, cs *clients, timeout time.Duration)
 // cnat's label, so it must not grow with them.
 func (b *bench) memoryUnrelatedPods(ctx context.Context, count int) ([]MemoryReading, error) {
 	ns := b.opts.namespacePrefix + "-unrelated"
-	if err := createNamespace(ctx, b.c.kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
 		return nil, err
 	}
 	if err := b.restartController(ctx); err != nil {
@@ -240,7 +242,7 @@ func (b *bench) memoryUnrelatedPods(ctx context.Context, count int) ([]MemoryRea
 	start := time.Now()
 	err = forEach(ctx, count, b.opts.concurrency, func(ctx context.Context, i int) error {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%06d", i)}, Spec: simulatedPodSpec()}
-		_, err := b.c.kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		_, err := b.c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {

@@ -334,11 +334,8 @@ func requestRows(stages []*Stage) [][]string {
 func verdictProblems(r *Result) []string {
 	var out []string
 	for _, s := range r.Stages {
-		if s.Verdict.Duplicates > 0 {
-			out = append(out, fmt.Sprintf("%s: %d duplicates (e.g. %s)", s.Name, s.Verdict.Duplicates, strings.Join(s.Verdict.DuplicateExamples, ", ")))
-		}
-		if s.Verdict.Lost > 0 {
-			out = append(out, fmt.Sprintf("%s: %d lost (e.g. %s)", s.Name, s.Verdict.Lost, strings.Join(s.Verdict.LostExamples, ", ")))
+		if s.Verdict.Failed() {
+			out = append(out, fmt.Sprintf("%s: %d duplicates, %d lost (%s)", s.Name, s.Verdict.Duplicates, s.Verdict.Lost, strings.Join(s.Verdict.Findings, "; ")))
 		}
 	}
 	return out

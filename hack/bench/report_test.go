@@ -9,6 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 	"gonum.org/v1/plot/plotter"
 	"k8s.io/utils/ptr"
+
+	"github.com/programming-kubernetes/cnat/hack/internal/judge"
 )
 
 func fixture() *Result {
@@ -38,7 +40,7 @@ func fixture() *Result {
 				Job:         &Distribution{Count: 1000, P50: 58, P90: 100, P99: 117, Max: 118},
 				FirstPod:    Distribution{Count: 990, P50: 108, P90: 190, P99: 214, Max: 217},
 				AllTerminal: false, WritesPerUnit: 5.5,
-				Verdict: Verdict{Lost: 10, LostExamples: []string{"bench-000001"}},
+				Verdict: judge.Verdict{Lost: 10, Findings: []string{"lost: bench-000001: not finished"}},
 			},
 		},
 		Memory: []MemoryReading{
@@ -189,4 +191,9 @@ func TestPlotMemory(t *testing.T) {
 	svg, err := os.ReadFile(path)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(svg)).To(ContainSubstring("before: RSS once idle"))
+}
+
+func TestVerdictProblems(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(verdictProblems(fixture())).To(Equal([]string{"cronjob: 0 duplicates, 10 lost (lost: bench-000001: not finished)"}))
 }

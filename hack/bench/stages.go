@@ -16,6 +16,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/hack/internal/judge"
+	"github.com/programming-kubernetes/cnat/hack/internal/launch"
 )
 
 // Stage is the measurement of one way of starting N Pods at one instant T.
@@ -46,8 +49,8 @@ type Stage struct {
 	Requests []RequestCount `json:"requests"`
 	// WritesPerUnit are the writes of the controller under test per unit
 	// (the bench's own creates excluded).
-	WritesPerUnit float64 `json:"writesPerUnit"`
-	Verdict       Verdict `json:"verdict"`
+	WritesPerUnit float64       `json:"writesPerUnit"`
+	Verdict       judge.Verdict `json:"verdict"`
 	// WatchLagSeconds is the cross-check of the watch: the largest
 	// received-minus-creationTimestamp of a Pod (includes up to 1 s of
 	// timestamp truncation).
@@ -71,9 +74,9 @@ type ControllerUsage struct {
 
 // bench holds what every stage needs.
 type bench struct {
-	c          *clients
+	c          *cluster.Clients
 	opts       options
-	controller *controllerProcess
+	controller *launch.Process
 	root       string
 }
 
@@ -87,16 +90,16 @@ func isPodWrite(k RequestKey) bool {
 // server takes them: the limit every controller is measured against.
 func (b *bench) runRaw(ctx context.Context) (*Stage, error) {
 	ns := b.opts.namespacePrefix + "-raw"
-	if err := createNamespace(ctx, b.c.kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
 		return nil, err
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	rec, err := watchNamespace(watchCtx, b.c.kube, b.c.dyn, ns, kindPod)
+	rec, err := watchNamespace(watchCtx, b.c.Kube, b.c.Dynamic, ns, kindPod)
 	if err != nil {
 		return nil, err
 	}
-	before, err := scrapeRequests(ctx, b.c.kube)
+	before, err := scrapeRequests(ctx, b.c.Kube)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +107,7 @@ func (b *bench) runRaw(ctx context.Context) (*Stage, error) {
 	stage.T = time.Now()
 	err = forEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("raw-%05d", i)}, Spec: simulatedPodSpec()}
-		if _, err := b.c.kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		if _, err := b.c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating Pod %s/%s: %w", ns, pod.Name, err)
 		}
 		return nil
@@ -114,7 +117,7 @@ func (b *bench) runRaw(ctx context.Context) (*Stage, error) {
 	}
 	stage.CreationSeconds = time.Since(stage.T).Seconds()
 	stage.AllTerminal = rec.waitTerminal(ctx, kindPod, b.opts.n, stage.T.Add(b.opts.timeout))
-	after, err := scrapeRequests(ctx, b.c.kube)
+	after, err := scrapeRequests(ctx, b.c.Kube)
 	if err != nil {
 		return nil, err
 	}
@@ -129,11 +132,11 @@ func (b *bench) runRaw(ctx context.Context) (*Stage, error) {
 		byName[s.name] = s
 		stage.AllTerminalSeconds = max(stage.AllTerminalSeconds, s.terminal.Sub(stage.T).Seconds())
 	}
-	outcomes := make([]Outcome, b.opts.n)
+	outcomes := make([]judge.Outcome, b.opts.n)
 	for i := range outcomes {
 		name := fmt.Sprintf("raw-%05d", i)
 		s, seen := byName[name]
-		outcomes[i] = Outcome{Name: name, Allowed: 1, Terminal: seen && !s.terminal.IsZero()}
+		outcomes[i] = judge.Outcome{Name: name, Allowed: 1, Terminal: seen && !s.terminal.IsZero()}
 		if seen {
 			outcomes[i].Runs = 1
 		}
@@ -143,10 +146,10 @@ func (b *bench) runRaw(ctx context.Context) (*Stage, error) {
 }
 
 // finish fills in the lateness distribution and the verdict.
-func (s *Stage) finish(firstPod []time.Duration, outcomes []Outcome, lag time.Duration) {
+func (s *Stage) finish(firstPod []time.Duration, outcomes []judge.Outcome, lag time.Duration) {
 	s.FirstPod = summarize(firstPod)
 	s.FirstPodSamples = seconds(firstPod)
-	s.Verdict = judge(outcomes)
+	s.Verdict = judge.Count(outcomes)
 	s.WatchLagSeconds = lag.Seconds()
 	if !s.AllTerminal {
 		s.AllTerminalSeconds = 0
@@ -178,7 +181,7 @@ func (b *bench) createAts(ctx context.Context, ns, prefix string, count int, t t
 		if err != nil {
 			return err
 		}
-		created, err := b.c.dyn.Resource(atResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: content}, metav1.CreateOptions{})
+		created, err := b.c.Dynamic.Resource(atResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: content}, metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("creating At %s/%s: %w", ns, at.Name, err)
 		}
@@ -199,26 +202,26 @@ func (b *bench) createAts(ctx context.Context, ns, prefix string, count int, t t
 // controller start them.
 func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
 	ns := b.opts.namespacePrefix + "-at"
-	if err := createNamespace(ctx, b.c.kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
 		return nil, err
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	rec, err := watchNamespace(watchCtx, b.c.kube, b.c.dyn, ns, kindPod, kindAt)
+	rec, err := watchNamespace(watchCtx, b.c.Kube, b.c.Dynamic, ns, kindPod, kindAt)
 	if err != nil {
 		return nil, err
 	}
-	before, err := scrapeRequests(ctx, b.c.kube)
+	before, err := scrapeRequests(ctx, b.c.Kube)
 	if err != nil {
 		return nil, err
 	}
-	throttledBefore := countThrottling(b.controller.log)
-	cpu0, err := b.controller.cpuSeconds()
+	throttledBefore := countThrottling(b.controller.Log)
+	cpu0, err := b.controller.CPUSeconds()
 	if err != nil {
 		return nil, err
 	}
-	rss := b.controller.sampleRSS()
-	defer rss.stop()
+	rss := b.controller.SampleRSS()
+	defer rss.Stop()
 
 	stage := &Stage{Name: "cnat", Title: "cnat", N: b.opts.n}
 	lead := b.opts.leadFor(b.opts.n)
@@ -233,24 +236,24 @@ func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
 	if time.Now().After(stage.T) {
 		return nil, fmt.Errorf("creating %d Ats took %.1fs, longer than the lead of %s: raise -lead", b.opts.n, stage.CreationSeconds, lead)
 	}
-	cpu1, err := b.controller.cpuSeconds()
+	cpu1, err := b.controller.CPUSeconds()
 	if err != nil {
 		return nil, err
 	}
 	stage.AllTerminal = rec.waitTerminal(ctx, kindAt, b.opts.n, stage.T.Add(b.opts.timeout))
-	cpu2, err := b.controller.cpuSeconds()
+	cpu2, err := b.controller.CPUSeconds()
 	if err != nil {
 		return nil, err
 	}
-	after, err := scrapeRequests(ctx, b.c.kube)
+	after, err := scrapeRequests(ctx, b.c.Kube)
 	if err != nil {
 		return nil, err
 	}
 	stage.Controller = &ControllerUsage{
 		CPUAdmissionSeconds: cpu1 - cpu0,
 		CPUFiringSeconds:    cpu2 - cpu1,
-		PeakRSSBytes:        rss.stop(),
-		ThrottledRequests:   countThrottling(b.controller.log) - throttledBefore,
+		PeakRSSBytes:        rss.Stop(),
+		ThrottledRequests:   countThrottling(b.controller.Log) - throttledBefore,
 	}
 	stage.Requests = after.since(before)
 	// The controller's writes: Pods, and the Ats' status (and metadata, for
@@ -264,10 +267,10 @@ func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
 	pods := rec.snapshot(kindPod)
 	first, count := firstByOwner(pods)
 	var lateness []time.Duration
-	outcomes := make([]Outcome, 0, len(uids))
+	outcomes := make([]judge.Outcome, 0, len(uids))
 	for name, uid := range uids {
 		at := ats[uid]
-		o := Outcome{Name: name, Runs: count[uid], Allowed: int(at.attempts), Terminal: !at.terminal.IsZero()}
+		o := judge.Outcome{Name: name, Runs: count[uid], Allowed: int(at.attempts), Terminal: !at.terminal.IsZero()}
 		outcomes = append(outcomes, o)
 		if f, ok := first[uid]; ok {
 			lateness = append(lateness, f.received.Sub(stage.T))
@@ -292,12 +295,12 @@ func countThrottling(log string) int {
 // kube-controller-manager's CronJob and Job controllers start them.
 func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
 	ns := b.opts.namespacePrefix + "-cronjob"
-	if err := createNamespace(ctx, b.c.kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
 		return nil, err
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	rec, err := watchNamespace(watchCtx, b.c.kube, b.c.dyn, ns, kindPod, kindJob)
+	rec, err := watchNamespace(watchCtx, b.c.Kube, b.c.Dynamic, ns, kindPod, kindJob)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +308,7 @@ func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
 	// The next minute with room to create them all first.
 	stage.T = time.Now().Add(b.opts.cronLeadFor(b.opts.n)).Truncate(time.Minute).Add(time.Minute)
 	fmt.Printf("bench: cronjob: creating %d CronJobs due at %s (%s ahead)\n", b.opts.n, stage.T.Format(time.TimeOnly), time.Until(stage.T).Round(time.Second))
-	before, err := scrapeRequests(ctx, b.c.kube)
+	before, err := scrapeRequests(ctx, b.c.Kube)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +328,7 @@ func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
 				}},
 			},
 		}
-		created, err := b.c.kube.BatchV1().CronJobs(ns).Create(ctx, cj, metav1.CreateOptions{})
+		created, err := b.c.Kube.BatchV1().CronJobs(ns).Create(ctx, cj, metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("creating CronJob %s/%s: %w", ns, cj.Name, err)
 		}
@@ -342,7 +345,7 @@ func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
 	fmt.Printf("bench: cronjob: created in %.1fs; waiting for the Jobs (at most until T+%s)\n", stage.CreationSeconds, b.opts.cronTimeout)
 	// Wait for the Jobs to exist before waiting for them to finish.
 	stage.AllTerminal = rec.waitTerminal(ctx, kindJob, b.opts.n, stage.T.Add(b.opts.cronTimeout))
-	after, err := scrapeRequests(ctx, b.c.kube)
+	after, err := scrapeRequests(ctx, b.c.Kube)
 	if err != nil {
 		return nil, err
 	}
@@ -359,9 +362,9 @@ func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
 		jobsOf[job.owner] = append(jobsOf[job.owner], jobUID)
 	}
 	var jobLateness, podLateness []time.Duration
-	outcomes := make([]Outcome, len(uids))
+	outcomes := make([]judge.Outcome, len(uids))
 	for i, uid := range uids {
-		o := Outcome{Name: fmt.Sprintf("bench-%06d", i), Allowed: 1, Runs: len(jobsOf[uid])}
+		o := judge.Outcome{Name: fmt.Sprintf("bench-%06d", i), Allowed: 1, Runs: len(jobsOf[uid])}
 		var first types.UID
 		for _, jobUID := range jobsOf[uid] {
 			job := jobs[jobUID]

@@ -140,7 +140,7 @@ func (h *harness) restartStorageAndAPI(ctx context.Context) error {
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		body, err := h.clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		body, err := h.cl.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		if err == nil && string(body) == "ok" {
 			// Give the others the time to notice, then restart those that
 			// gave up.

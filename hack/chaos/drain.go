@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // drainedRun is how long the Pods of the drain scenario run: long enough to
@@ -46,7 +47,7 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 	if err := h.replicas[0].start(ctx, false); err != nil {
 		return err
 	}
-	stop := r.sample(ctx, 2*time.Second)
+	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 	nodes, err := h.simulatedNodes(ctx)
 	if err != nil {
@@ -76,12 +77,12 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 	}
 	for deadline := at.Add(10 * time.Second); time.Now().Before(deadline); {
 		var pods corev1.PodList
-		if err := h.c.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
+		if err := h.c.List(ctx, &pods, client.InNamespace(r.Namespace)); err != nil {
 			return err
 		}
 		placed := 0
 		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning || p.Spec.NodeName != "" && p.Annotations[annotationStartDelay] != "" {
+			if p.Status.Phase == corev1.PodRunning || p.Spec.NodeName != "" && p.Annotations[cluster.AnnotationStartDelay] != "" {
 				placed++
 			}
 		}
@@ -118,7 +119,7 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 // simulatedNodes are the names of the nodes kwok simulates, sorted.
 func (h *harness) simulatedNodes(ctx context.Context) ([]string, error) {
 	var nodes corev1.NodeList
-	if err := h.c.List(ctx, &nodes, client.MatchingLabels{simulatedKey: simulatedValue}); err != nil {
+	if err := h.c.List(ctx, &nodes, client.MatchingLabels{cluster.SimulatedLabel: "true"}); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	var names []string
@@ -145,7 +146,7 @@ func (r *run) drainNode(ctx context.Context, node string) (int, error) {
 		return 0, fmt.Errorf("cordoning %s: %w", node, err)
 	}
 	var pods corev1.PodList
-	if err := r.h.c.List(ctx, &pods, client.InNamespace(r.ns), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
+	if err := r.h.c.List(ctx, &pods, client.InNamespace(r.Namespace), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
 		return 0, fmt.Errorf("listing the Pods on %s: %w", node, err)
 	}
 	var (
@@ -159,8 +160,8 @@ func (r *run) drainNode(ctx context.Context, node string) (int, error) {
 			continue
 		}
 		wg.Go(func() {
-			err := r.h.clientset.PolicyV1().Evictions(r.ns).Evict(ctx, &policyv1.Eviction{
-				ObjectMeta:    metav1.ObjectMeta{Namespace: r.ns, Name: pod.Name},
+			err := r.h.cl.Kube.PolicyV1().Evictions(r.Namespace).Evict(ctx, &policyv1.Eviction{
+				ObjectMeta:    metav1.ObjectMeta{Namespace: r.Namespace, Name: pod.Name},
 				DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
 			})
 			mu.Lock()
@@ -171,7 +172,7 @@ func (r *run) drainNode(ctx context.Context, node string) (int, error) {
 			case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 				// Gone, or another Pod by now.
 			default:
-				failed = fmt.Errorf("evicting Pod %s/%s: %w", r.ns, pod.Name, err)
+				failed = fmt.Errorf("evicting Pod %s/%s: %w", r.Namespace, pod.Name, err)
 			}
 		})
 	}
@@ -184,7 +185,7 @@ func (r *run) drainNode(ctx context.Context, node string) (int, error) {
 	// enough.
 	for deadline := time.Now().Add(time.Minute); ; {
 		var now corev1.PodList
-		if err := r.h.c.List(ctx, &now, client.InNamespace(r.ns), client.MatchingFields{"spec.nodeName": node}); err != nil {
+		if err := r.h.c.List(ctx, &now, client.InNamespace(r.Namespace), client.MatchingFields{"spec.nodeName": node}); err != nil {
 			return 0, err
 		}
 		running := 0
@@ -228,13 +229,11 @@ func (r *run) preemptNode(ctx context.Context, node string) (int, func(), error)
 		return 0, func() {}, fmt.Errorf("reading node %s: %w", node, err)
 	}
 	preemptor := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "preemptor"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: "preemptor"},
 		Spec: corev1.PodSpec{
 			PriorityClassName: preemptorPriority,
 			NodeSelector:      map[string]string{corev1.LabelHostname: node},
-			Tolerations: []corev1.Toleration{{
-				Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue, Effect: corev1.TaintEffectNoSchedule,
-			}},
+			Tolerations:       []corev1.Toleration{cluster.SimulatedToleration},
 			Containers: []corev1.Container{{
 				Name: "hog", Image: "busybox:1.37",
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: n.Status.Allocatable[corev1.ResourceCPU]}},
@@ -246,7 +245,7 @@ func (r *run) preemptNode(ctx context.Context, node string) (int, func(), error)
 		_ = c.Delete(context.Background(), class)
 	}
 	var victims corev1.PodList
-	if err := c.List(ctx, &victims, client.InNamespace(r.ns), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
+	if err := c.List(ctx, &victims, client.InNamespace(r.Namespace), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
 		return 0, unblock, fmt.Errorf("listing the Pods on %s: %w", node, err)
 	}
 	if err := c.Create(ctx, preemptor); err != nil {
@@ -257,7 +256,7 @@ func (r *run) preemptNode(ctx context.Context, node string) (int, func(), error)
 		// One read of the node's Pods a round: a victim no longer listed
 		// has been recorded and released, so it stopped.
 		var now corev1.PodList
-		if err := c.List(ctx, &now, client.InNamespace(r.ns), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
+		if err := c.List(ctx, &now, client.InNamespace(r.Namespace), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
 			return 0, unblock, err
 		}
 		current := map[types.UID]*corev1.Pod{}

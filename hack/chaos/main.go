@@ -39,16 +39,11 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // config holds the command line.
@@ -131,17 +126,15 @@ func main() {
 
 // harness is the state shared by the scenarios.
 type harness struct {
-	cfg       config
-	size      size
-	rand      *rand.Rand
-	c         client.Client
-	clientset kubernetes.Interface
-	// restConfig and scheme are the administrator's, from which the spoof
-	// scenario makes an impersonating client.
-	restConfig *rest.Config
-	scheme     *runtime.Scheme
-	replicas   []*replica
-	proxy      *webhookProxy
+	cfg  config
+	size size
+	rand *rand.Rand
+	c    client.Client
+	// cl are the administrator's clients (c is cl.Client), from which the
+	// spoof scenario makes an impersonating client.
+	cl       *cluster.Clients
+	replicas []*replica
+	proxy    *webhookProxy
 	// scenario is the one running, for log names.
 	scenario string
 }
@@ -228,35 +221,13 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 }
 
 func (h *harness) connect() error {
-	rc, err := clientcmd.BuildConfigFromFlags("", h.cfg.kubeconfig)
+	cl, err := cluster.Connect(h.cfg.kubeconfig, "cnat-chaos", cluster.Limits{QPS: 200, Burst: 400})
 	if err != nil {
 		return fmt.Errorf("-kubeconfig: %w", err)
 	}
-	rc.QPS, rc.Burst = 200, 400
-	// Each distinct warning of the API server once.
-	rc.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
-	h.restConfig = rc
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
-	}
-	if err := cnatv1beta1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	h.scheme = scheme
-	if h.c, err = client.New(rc, client.Options{Scheme: scheme}); err != nil {
-		return err
-	}
-	h.clientset, err = kubernetes.NewForConfig(rc)
-	return err
+	h.c, h.cl = cl.Client, cl
+	return nil
 }
-
-// The label and taint of the simulated nodes, which the At Pods select and
-// tolerate.
-const (
-	simulatedKey   = "cnat.programming-kubernetes.info/simulated"
-	simulatedValue = "true"
-)
 
 // labelSimulatedNodes labels the nodes kwok simulates
 // cnat.programming-kubernetes.info/simulated=true where they lack it.
@@ -272,10 +243,10 @@ func (h *harness) labelSimulatedNodes(ctx context.Context) error {
 			continue
 		}
 		n++
-		if node.Labels[simulatedKey] == simulatedValue {
+		if node.Labels[cluster.SimulatedLabel] == "true" {
 			continue
 		}
-		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, simulatedKey, simulatedValue)
+		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:"true"}}}`, cluster.SimulatedLabel)
 		if err := h.c.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)); err != nil {
 			return fmt.Errorf("labelling node %s: %w", node.Name, err)
 		}
@@ -291,7 +262,7 @@ func (h *harness) labelSimulatedNodes(ctx context.Context) error {
 func (h *harness) webhookBackends() []string {
 	var addrs []string
 	for _, r := range h.replicas {
-		if r.running() && !r.stopped {
+		if r.serving() {
 			addrs = append(addrs, r.webhookAddr())
 		}
 	}

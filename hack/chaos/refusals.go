@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // refuseLabel on an At's Pod template says which block refuses its Pod
@@ -57,22 +58,17 @@ func refused(at time.Time) func(int) atSpec {
 // given labels, to ask the API server (dry run) whether it admits Pods now.
 func (r *run) probePod(labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "chaos-probe", Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: "chaos-probe", Labels: labels},
 		Spec:       simulatedPodSpec(nil),
 	}
 }
 
 // simulatedPodSpec is a Pod spec for the simulated nodes running command.
 func simulatedPodSpec(command []string) corev1.PodSpec {
-	return corev1.PodSpec{
+	return cluster.Simulated(corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
-		NodeSelector:  map[string]string{simulatedKey: simulatedValue},
-		Tolerations: []corev1.Toleration{{
-			Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue,
-			Effect: corev1.TaintEffectNoSchedule,
-		}},
-		Containers: []corev1.Container{{Name: "command", Image: "busybox:1.37", Command: command}},
-	}
+		Containers:    []corev1.Container{{Name: "command", Image: "busybox:1.37", Command: command}},
+	})
 }
 
 // awaitAdmission creates a probe Pod with the labels, dry run, until ok
@@ -145,13 +141,13 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 	if err := h.replicas[0].start(ctx, false); err != nil {
 		return err
 	}
-	stop := r.sample(ctx, 2*time.Second)
+	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 
-	name := "chaos-refuse-" + r.ns
+	name := "chaos-refuse-" + r.Namespace
 	viaPolicy := map[string]string{refuseLabel: "policy"}
 	viaWebhook := map[string]string{refuseLabel: "webhook"}
-	nsSelector := &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: r.ns}}
+	nsSelector := &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: r.Namespace}}
 	podCreates := []admissionregistrationv1.RuleWithOperations{{
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 		Rule: admissionregistrationv1.Rule{
@@ -286,7 +282,7 @@ func (h *harness) quota(ctx context.Context, r *run) error {
 	if err := h.replicas[0].start(ctx, false); err != nil {
 		return err
 	}
-	stop := r.sample(ctx, 2*time.Second)
+	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 
 	at := refusalFireTime(h.size.ats)
@@ -294,7 +290,7 @@ func (h *harness) quota(ctx context.Context, r *run) error {
 		return err
 	}
 	quota := &corev1.ResourceQuota{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "chaos-pods"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: "chaos-pods"},
 		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}},
 	}
 	if err := h.c.Create(ctx, quota); err != nil {

@@ -3,51 +3,32 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/hack/chaos/judge"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/hack/internal/judge"
+	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
 
-// Annotations the simulated kubelet (hack/kwok/stages.yaml) reads.
-const (
-	annotationDuration = "cnat.programming-kubernetes.info/simulate-duration"
-	annotationExitCode = "cnat.programming-kubernetes.info/simulate-exit-code"
-	// annotationStartDelay keeps a Pod Pending on its node that long
-	// before its containers start (hack/kwok/stages.yaml).
-	annotationStartDelay = "cnat.programming-kubernetes.info/simulate-start-delay"
-)
-
-// run is one scenario's state: its namespace and the At incarnations it
-// created (the ones the API server admitted).
+// run is one scenario's state: its trial (namespace, the At incarnations
+// it created, their samples) and its attacks.
 type run struct {
+	*trial.Trial
 	h    *harness
 	name string
-	ns   string
 	// began is just before its namespace was created: audit files
 	// rotated before it hold nothing of the run.
 	began time.Time
 
-	mu      sync.Mutex
-	created []judge.Incarnation
-	// refused are names of Ats whose create the API server refused.
-	refused []string
-	// samples are how each At (by UID) stood while the run went on, for
-	// the judge's silent count (sample).
-	samples map[string][]judge.Sample
+	mu sync.Mutex
 	// kills are when the scenario SIGKILLed a controller.
 	kills []time.Time
 	// breaches say what got through that the API server should have
@@ -102,32 +83,19 @@ func (h *harness) runScenario(ctx context.Context, name string, body func(contex
 	h.scenario = name
 	began := time.Now()
 	ns := fmt.Sprintf("chaos-%s-%s", name, began.UTC().Format("150405"))
-	if err := h.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return outcome{}, fmt.Errorf("creating namespace %s: %w", ns, err)
+	t, err := trial.Start(ctx, h.c, ns)
+	if err != nil {
+		return outcome{}, err
 	}
 	fmt.Printf("chaos %s: namespace %s\n", name, ns)
-	// Pods can be created once the controller manager has made the
-	// namespace's default ServiceAccount.
-	for deadline := time.Now().Add(time.Minute); ; {
-		err := h.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return outcome{}, fmt.Errorf("namespace %s has no default ServiceAccount after a minute: %w", ns, err)
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return outcome{}, err
-		}
-	}
-	r := &run{h: h, name: name, ns: ns, began: began, samples: map[string][]judge.Sample{}}
+	r := &run{Trial: t, h: h, name: name, began: began}
 	start := time.Now()
-	err := body(ctx, r)
+	err = body(ctx, r)
 	h.stopReplicas()
 	if err != nil {
 		return outcome{}, err
 	}
-	v, rec, err := r.judge(ctx)
+	v, rec, _, err := r.Judge(ctx, h.cfg.auditLog, r.began)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -135,16 +103,8 @@ func (h *harness) runScenario(ctx context.Context, name string, body func(contex
 	for _, b := range r.breaches {
 		v.Findings = append(v.Findings, "breach: "+b)
 	}
-	findings := filepath.Join(h.cfg.workDir, name+".findings")
-	if err := os.WriteFile(findings, []byte(strings.Join(v.Findings, "\n")+"\n"), 0o644); err != nil {
+	if err := trial.WriteFindings(filepath.Join(h.cfg.workDir, name+".findings"), v.Findings, 20); err != nil {
 		return outcome{}, err
-	}
-	for i, f := range v.Findings {
-		if i == 20 {
-			fmt.Printf("  ... %d more in %s\n", len(v.Findings)-i, findings)
-			break
-		}
-		fmt.Println("  " + f)
 	}
 	fmt.Printf("chaos %s: took %s\n", name, time.Since(start).Round(time.Second))
 	fmt.Println(v.Line(name))
@@ -190,7 +150,7 @@ func (r *run) newAt(name string, s atSpec) *cnatv1beta1.At {
 		container.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s.cpu)}
 	}
 	return &cnatv1beta1.At{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: name},
 		Spec: cnatv1beta1.AtSpec{
 			StartingDeadlineSeconds: deadline,
 			Schedule:                s.at.UTC().Format(time.RFC3339),
@@ -200,19 +160,12 @@ func (r *run) newAt(name string, s atSpec) *cnatv1beta1.At {
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: labels,
 					Annotations: map[string]string{
-						annotationDuration:   s.duration,
-						annotationExitCode:   fmt.Sprint(s.exitCode),
-						annotationStartDelay: s.startDelay,
+						cluster.AnnotationDuration:   s.duration,
+						cluster.AnnotationExitCode:   fmt.Sprint(s.exitCode),
+						cluster.AnnotationStartDelay: s.startDelay,
 					},
 				},
-				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{simulatedKey: simulatedValue},
-					Tolerations: []corev1.Toleration{{
-						Key: simulatedKey, Operator: corev1.TolerationOpEqual, Value: simulatedValue,
-						Effect: corev1.TaintEffectNoSchedule,
-					}},
-					Containers: []corev1.Container{container},
-				},
+				Spec: cluster.Simulated(corev1.PodSpec{Containers: []corev1.Container{container}}),
 			},
 		},
 	}
@@ -221,19 +174,9 @@ func (r *run) newAt(name string, s atSpec) *cnatv1beta1.At {
 // create creates an At and records the incarnation; a refusal is returned
 // and recorded.
 func (r *run) create(ctx context.Context, name string, s atSpec) error {
-	at := r.newAt(name, s)
-	err := r.h.c.Create(ctx, at)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err != nil {
-		r.refused = append(r.refused, name)
-		return fmt.Errorf("creating At %s/%s: %w", r.ns, name, err)
-	}
-	r.created = append(r.created, judge.Incarnation{
-		UID: string(at.UID), Namespace: at.Namespace, Name: at.Name, BackoffLimit: s.backoffLimit,
-		Due: s.at.Truncate(time.Second), Deadline: s.deadline > 0, Expect: s.expect,
+	return r.Create(ctx, r.newAt(name, s), judge.Incarnation{
+		BackoffLimit: s.backoffLimit, Due: s.at.Truncate(time.Second), Deadline: s.deadline > 0, Expect: s.expect,
 	})
-	return nil
 }
 
 // createMany creates n Ats named <prefix>-<i> with 8 workers; spec gives
@@ -275,123 +218,12 @@ func fireTime(n int) time.Time {
 	return time.Now().Add(3*time.Second + time.Duration(n)*50*time.Millisecond).Truncate(time.Second).Add(time.Second)
 }
 
-// terminal is true for the phases an At ends in.
-func terminal(p cnatv1beta1.Phase) bool {
-	return p == cnatv1beta1.PhaseSucceeded || p == cnatv1beta1.PhaseFailed || p == cnatv1beta1.PhaseMissed
-}
-
 // settle waits until every At in the namespace is terminal, for at most the
 // size's settle time; what is still not terminal then is judged lost.
 func (r *run) settle(ctx context.Context) error {
-	deadline := time.Now().Add(r.h.size.settle)
-	for {
-		var ats cnatv1beta1.AtList
-		if err := r.h.c.List(ctx, &ats, client.InNamespace(r.ns)); err == nil {
-			pending := 0
-			for _, at := range ats.Items {
-				if !terminal(at.Status.Phase) {
-					pending++
-				}
-			}
-			if pending == 0 {
-				return nil
-			}
-			if time.Now().After(deadline) {
-				fmt.Printf("chaos %s: %d Ats not terminal %s after the last attack\n", r.name, pending, r.h.size.settle)
-				return nil
-			}
-		}
-		if err := sleep(ctx, time.Second); err != nil {
-			return err
-		}
+	pending, err := r.Settle(ctx, r.h.size.settle)
+	if pending > 0 {
+		fmt.Printf("chaos %s: %d Ats not terminal %s after the last attack\n", r.name, pending, r.h.size.settle)
 	}
-}
-
-// sample records, every interval until the returned stop is called, how each
-// At of the namespace stands: its phase and reason, and whether a Pod of its
-// own exists. The Ats are listed first, then the Pods, so a Pod the At had
-// when it was listed is in the Pod list (it carries the tracking finalizer
-// until its run is recorded). The judge counts an At past its time by
-// judge.SilentAfter with no Pod and no reason that says why as silent.
-func (r *run) sample(ctx context.Context, interval time.Duration) (stop func()) {
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			r.sampleOnce(sctx)
-			if sleep(sctx, interval) != nil {
-				return
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
-}
-
-func (r *run) sampleOnce(ctx context.Context) {
-	now := time.Now()
-	var ats cnatv1beta1.AtList
-	if err := r.h.c.List(ctx, &ats, client.InNamespace(r.ns)); err != nil {
-		return
-	}
-	var pods metav1.PartialObjectMetadataList
-	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-	if err := r.h.c.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
-		return
-	}
-	hasPod := map[types.UID]bool{}
-	for i := range pods.Items {
-		if ref := metav1.GetControllerOfNoCopy(&pods.Items[i]); ref != nil {
-			hasPod[ref.UID] = true
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, at := range ats.Items {
-		r.samples[string(at.UID)] = append(r.samples[string(at.UID)], judge.Sample{
-			Time: now, Phase: string(at.Status.Phase), Reason: at.Status.Reason, HasPod: hasPod[at.UID],
-		})
-	}
-}
-
-// judge reads the audit log and the final objects and judges the run; the
-// record is what the audit log showed.
-func (r *run) judge(ctx context.Context) (judge.Verdict, judge.Record, error) {
-	rec, err := judge.ReadAuditFiles(r.h.cfg.auditLog, r.began, func(ns string) bool { return ns == r.ns })
-	if err != nil {
-		return judge.Verdict{}, judge.Record{}, err
-	}
-	var pods corev1.PodList
-	if err := r.h.c.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
-		return judge.Verdict{}, judge.Record{}, fmt.Errorf("listing the Pods: %w", err)
-	}
-	rec.Observe(pods.Items)
-	var ats cnatv1beta1.AtList
-	// After the uninstall scenario there is no At, and no kind At.
-	if err := r.h.c.List(ctx, &ats, client.InNamespace(r.ns)); err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
-		return judge.Verdict{}, judge.Record{}, fmt.Errorf("listing the Ats: %w", err)
-	}
-	r.mu.Lock()
-	incarnations, _ := judge.Settle(r.created, r.samples, ats.Items)
-	refused := r.refused
-	r.mu.Unlock()
-	v := judge.Judge(incarnations, rec)
-
-	// Nothing half-applied: an At whose create was refused must not exist,
-	// unless a later create of the same name was admitted.
-	admitted := map[string]bool{}
-	for _, inc := range incarnations {
-		admitted[inc.Name] = true
-	}
-	for _, name := range refused {
-		if admitted[name] {
-			continue
-		}
-		err := r.h.c.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: name}, &cnatv1beta1.At{})
-		if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
-			v.Lost++
-			v.Findings = append(v.Findings, fmt.Sprintf("lost: At %s/%s: its create was refused, yet it exists (%v)", r.ns, name, err))
-		}
-	}
-	return v, rec, nil
+	return err
 }

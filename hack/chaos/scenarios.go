@@ -47,12 +47,12 @@ func (h *harness) selfcheck(ctx context.Context, r *run) error {
 	}
 	h.replicas[0].stop()
 	var at cnatv1beta1.At
-	if err := h.c.Get(ctx, client.ObjectKey{Namespace: r.ns, Name: "selfcheck"}, &at); err != nil {
+	if err := h.c.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: "selfcheck"}, &at); err != nil {
 		return err
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: r.ns, Name: "selfcheck-by-hand",
+			Namespace: r.Namespace, Name: "selfcheck-by-hand",
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: cnatv1beta1.GroupVersion.String(), Kind: "At", Name: at.Name, UID: at.UID,
 				Controller: ptr.To(true),
@@ -244,7 +244,7 @@ func (h *harness) webhook(ctx context.Context, r *run) error {
 		wg.Wait()
 	}
 	r.mu.Lock()
-	refused := len(r.refused)
+	refused := r.Refused()
 	r.mu.Unlock()
 	fmt.Printf("chaos webhook: %d of %d creates during the outage refused\n", refused, attempts)
 	if err := r.createMany(ctx, "after", h.size.ats-third, soon); err != nil {
@@ -302,7 +302,7 @@ func (r *run) recreateOne(ctx context.Context, i int) error {
 	if (i/6)%2 == 1 {
 		command = "echo second"
 	}
-	at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: name}}
+	at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: name}}
 	if err := r.h.c.Delete(ctx, at, client.PropagationPolicy(propagation)); err != nil {
 		return fmt.Errorf("deleting At %s: %w", name, err)
 	}
@@ -339,7 +339,7 @@ func (r *run) watchPods(ctx context.Context, fn func(*corev1.Pod)) (stop func(),
 // podInformer runs an informer on the run's Pods with handler until the
 // returned stop is called, once it has synced.
 func (r *run) podInformer(ctx context.Context, handler cache.ResourceEventHandler) (stop func(), err error) {
-	factory := informers.NewSharedInformerFactoryWithOptions(r.h.clientset, 0, informers.WithNamespace(r.ns))
+	factory := informers.NewSharedInformerFactoryWithOptions(r.h.cl.Kube, 0, informers.WithNamespace(r.Namespace))
 	inf := factory.Core().V1().Pods().Informer()
 	if _, err := inf.AddEventHandler(handler); err != nil {
 		return nil, err
@@ -456,7 +456,7 @@ const deleteLabel = "chaos.cnat.programming-kubernetes.info/delete"
 func (r *run) deleteRunning(ctx context.Context, want int) error {
 	list := func() ([]corev1.Pod, error) {
 		var pods corev1.PodList
-		err := r.h.c.List(ctx, &pods, client.InNamespace(r.ns), client.MatchingLabels{deleteLabel: "running"})
+		err := r.h.c.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{deleteLabel: "running"})
 		return pods.Items, err
 	}
 	var pods []corev1.Pod

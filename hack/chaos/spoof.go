@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // spoofUser is the user the spoof scenario impersonates: bound, in the
@@ -43,7 +44,7 @@ func (h *harness) spoof(ctx context.Context, r *run) error {
 	if err := h.replicas[0].start(ctx, false); err != nil {
 		return err
 	}
-	stop := r.sample(ctx, 2*time.Second)
+	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 	forger, err := r.impersonate(ctx)
 	if err != nil {
@@ -82,7 +83,7 @@ func (h *harness) spoof(ctx context.Context, r *run) error {
 	}
 	// The Ats not yet due: their first attempt forged.
 	var ats cnatv1beta1.AtList
-	if err := h.c.List(ctx, &ats, client.InNamespace(r.ns)); err != nil {
+	if err := h.c.List(ctx, &ats, client.InNamespace(r.Namespace)); err != nil {
 		return err
 	}
 	var forging sync.WaitGroup
@@ -116,14 +117,14 @@ func (h *harness) spoof(ctx context.Context, r *run) error {
 // otherwise the refusals would prove nothing.
 func (r *run) impersonate(ctx context.Context) (client.Client, error) {
 	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: spoofUser},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: spoofUser},
 		Rules: []rbacv1.PolicyRule{{
 			APIGroups: []string{""}, Resources: []string{"pods"},
 			Verbs: []string{"create", "get", "list", "patch", "update", "delete"},
 		}},
 	}
 	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: spoofUser},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: spoofUser},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: spoofUser},
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: spoofUser}},
 	}
@@ -132,9 +133,9 @@ func (r *run) impersonate(ctx context.Context) (client.Client, error) {
 			return nil, fmt.Errorf("creating %T %s: %w", obj, spoofUser, err)
 		}
 	}
-	rc := rest.CopyConfig(r.h.restConfig)
+	rc := rest.CopyConfig(r.h.cl.Config)
 	rc.Impersonate = rest.ImpersonationConfig{UserName: spoofUser}
-	c, err := client.New(rc, client.Options{Scheme: r.h.scheme})
+	c, err := client.New(rc, client.Options{Scheme: r.h.cl.Scheme})
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +191,7 @@ func (s *spoofing) forge(ctx context.Context, at *cnatv1beta1.At, attempt int) {
 	pod.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: cnatv1beta1.GroupVersion.String(), Kind: "At", Name: at.Name, UID: at.UID, Controller: ptr.To(true),
 	}}
-	pod.Annotations = map[string]string{annotationDuration: "1s"}
+	pod.Annotations = map[string]string{cluster.AnnotationDuration: "1s"}
 	s.attack(fmt.Sprintf("forging Pod %s of At %s", pod.Name, at.Name), s.c.Create(ctx, pod))
 }
 

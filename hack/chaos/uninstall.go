@@ -44,7 +44,7 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 			return err
 		}
 		var pods corev1.PodList
-		if err := h.c.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
+		if err := h.c.List(ctx, &pods, client.InNamespace(r.Namespace)); err != nil {
 			return err
 		}
 		running = 0
@@ -92,16 +92,16 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 
 	// Nothing may be left Terminating: no Pod, and the scenario's namespace
 	// goes away.
-	if err := h.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}); err != nil {
+	if err := h.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.Namespace}}); err != nil {
 		return err
 	}
 	for deadline := time.Now().Add(2 * time.Minute); ; {
-		err := h.c.Get(ctx, client.ObjectKey{Name: r.ns}, &corev1.Namespace{})
+		err := h.c.Get(ctx, client.ObjectKey{Name: r.Namespace}, &corev1.Namespace{})
 		if apierrors.IsNotFound(err) {
 			break
 		}
 		if time.Now().After(deadline) {
-			r.breach("namespace %s still Terminating two minutes after its deletion", r.ns)
+			r.breach("namespace %s still Terminating two minutes after its deletion", r.Namespace)
 			break
 		}
 		if err := sleep(ctx, 500*time.Millisecond); err != nil {
@@ -124,7 +124,7 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 			r.breach("namespace %s left after the uninstall (phase %s)", ns.Name, ns.Status.Phase)
 		}
 	}
-	fmt.Printf("chaos uninstall: namespace %s gone, no Pod of cnat's left, %s after the uninstall began\n", r.ns, time.Since(start).Round(100*time.Millisecond))
+	fmt.Printf("chaos uninstall: namespace %s gone, no Pod of cnat's left, %s after the uninstall began\n", r.Namespace, time.Since(start).Round(100*time.Millisecond))
 	return nil
 }
 

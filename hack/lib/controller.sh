@@ -1,29 +1,41 @@
 # Shell functions for the scripts that run the controller (hack/run-local.sh,
 # hack/e2e-local.sh, hack/e2e-real.sh). Source it; it defines functions only.
 
-# start_host_controller [ARG...] starts bin/cnat-controller in the
-# background against $KUBECONFIG the way the local overlay expects it
-# (kustomize/overlays/local): webhooks on https://localhost:9443 with a
-# certificate for "localhost" kept in its own Secret and copied into
-# .local/webhook-certs, metrics and probes on 127.0.0.1. An in-cluster
-# controller still terminating (from make e2e-real) is waited out first: two
-# controllers must not act at once. Extra arguments go to the controller;
-# its PID is left in controller_pid. CNAT_CONTROLLER names another binary
-# (make bench's before line).
+# start_host_controller [ARG...] starts the controller (host_controller) in
+# the background, once no in-cluster controller acts beside it; its PID is
+# left in controller_pid.
 start_host_controller() {
-  local root
-  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  wait_no_incluster_controller
+  host_controller "$@" &
+  controller_pid=$!
+}
+
+# wait_no_incluster_controller waits out an in-cluster controller still
+# terminating (from make e2e-real): two controllers must not act at once.
+wait_no_incluster_controller() {
   kubectl wait --for=delete pods --namespace cnat-system \
     --selector app.kubernetes.io/component=controller --timeout 2m >/dev/null
-  "${CNAT_CONTROLLER:-${root}/bin/cnat-controller}" \
+}
+
+# host_controller [ARG...] replaces the shell with bin/cnat-controller, run
+# against $KUBECONFIG the way the local overlay expects it
+# (kustomize/overlays/local): webhooks on https://localhost:9443 with a
+# certificate for "localhost" kept in its own Secret and copied into
+# .local/webhook-certs, metrics and probes on 127.0.0.1. Extra arguments go
+# to the controller. CNAT_CONTROLLER names another binary (make bench's
+# before line). make bench runs it as a child of its own (hack/bench), so
+# that the process it watches is the controller.
+host_controller() {
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  exec "${CNAT_CONTROLLER:-${root}/bin/cnat-controller}" \
     --metrics-bind-address=127.0.0.1:8443 \
     --health-probe-bind-address=127.0.0.1:8081 \
     --webhook-dns-name=localhost \
     --webhook-secret=cnat-webhook-localhost-cert \
     --webhook-cert-dir="${root}/.local/webhook-certs" \
     --webhook-cert-from-secret \
-    "$@" &
-  controller_pid=$!
+    "$@"
 }
 
 # wait_ready PID LOG waits until the controller with process PID answers

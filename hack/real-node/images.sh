@@ -40,11 +40,14 @@ snapshotter="$(sed -n 's/^ *snapshotter = "\(.*\)"/\1/p' "${containerd_config}")
 
 mkdir -p "${images_dir}"
 image_build="${images_dir}/image-build"
-(cd "${root}" && go build -o "${image_build}" ./hack/image-build)
+# hack/image-build is the harness's (the module hack/go.mod).
+(cd "${root}/hack" && GOWORK=off go build -o "${image_build}" ./image-build)
 
-# Static binaries, as the Dockerfile builds the controller.
+# static_build OUT PACKAGE [MODULE_DIR]: a static binary, as the Dockerfile
+# builds the controller, of PACKAGE in the module at MODULE_DIR (default: the
+# product's, the repository root).
 static_build() {
-  (cd "${root}" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$1" "$2")
+  (cd "${3:-${root}}" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$1" "$2")
 }
 
 # tag_by_digest NAME gives the image NAME (repository:tag) a second name,
@@ -87,7 +90,7 @@ for image in "$@"; do
       "${image_build}" -tag docker.io/library/busybox:1.37 -o "${tarball}" -busybox /bin/busybox
       ;;
     pause)
-      static_build "${images_dir}/pause" ./hack/image-build/pause
+      static_build "${images_dir}/pause" ./image-build/pause "${root}/hack"
       "${image_build}" -tag "${pause_image}" -o "${tarball}" -binary "${images_dir}/pause" -user 65535
       ;;
     cnat-controller)

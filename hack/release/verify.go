@@ -24,7 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 	"sigs.k8s.io/yaml"
 
-	"github.com/programming-kubernetes/cnat/internal/manifests"
+	"github.com/programming-kubernetes/cnat/hack/internal/images"
 )
 
 // The platforms of a release.
@@ -307,7 +307,7 @@ func checkInstallYAML(data []byte, image, digest string) error {
 		kind, _ := obj["kind"].(string)
 		meta, _ := obj["metadata"].(map[string]any)
 		name, _ := meta["name"].(string)
-		for _, c := range manifests.Containers(obj) {
+		for _, c := range images.Containers(obj) {
 			where := fmt.Sprintf("%s %s container %s", kind, name, c.Name)
 			if kind == "Deployment" && name == "cnat-controller" && c.Name == "manager" {
 				controllers++

@@ -10,7 +10,7 @@
 // conversion that cannot be reached fails it.
 //
 // When every At is terminal it judges from the API server's side, with the
-// chaos harness's judge (hack/chaos/judge: the audit log's Pod creates and
+// chaos harness's judge (hack/internal/judge: the audit log's Pod creates and
 // status writes, and the objects at the end): no duplicate run, no At lost
 // (one that is gone counts as lost: an upgrade deletes none), none silent,
 // none falsely Succeeded; and no request refused, every At readable in
@@ -41,30 +41,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/hack/chaos/judge"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/hack/internal/judge"
+	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
 
-// The simulated kubelet's annotations (hack/kwok/stages.yaml) and the
-// placement on the simulated nodes, as the chaos harness sets them.
-const (
-	annotationDuration = "cnat.programming-kubernetes.info/simulate-duration"
-	annotationExitCode = "cnat.programming-kubernetes.info/simulate-exit-code"
-	simulatedKey       = "cnat.programming-kubernetes.info/simulated"
-	crdName            = "ats.cnat.programming-kubernetes.info"
-)
+// crdName is cnat's CustomResourceDefinition.
+const crdName = "ats.cnat.programming-kubernetes.info"
 
 type config struct {
 	kubeconfig, auditLog, upgrade, image, workDir string
@@ -99,34 +89,22 @@ func main() {
 	}
 }
 
-// harness holds a run's state.
+// harness holds a run's state: its trial (namespace, Ats created,
+// samples) and the requests of the client that keeps using Ats.
 type harness struct {
+	*trial.Trial
 	cfg config
 	c   client.Client
-	ns  string
 
 	mu           sync.Mutex
-	created      []judge.Incarnation
 	requests     int
 	refused      []string
-	samples      map[string][]judge.Sample
 	upgradeBegan time.Time
 	upgradeEnded time.Time
 }
 
 func run(cfg config) (bool, error) {
-	restConfig, err := clientcmd.BuildConfigFromFlags("", cfg.kubeconfig)
-	if err != nil {
-		return false, err
-	}
-	restConfig.QPS, restConfig.Burst = 50, 100
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, cnatv1beta1.AddToScheme, cnatv1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return false, err
-		}
-	}
-	c, err := client.New(restConfig, client.Options{Scheme: scheme})
+	cl, err := cluster.Connect(cfg.kubeconfig, "cnat-upgrade", cluster.Limits{QPS: 50, Burst: 100})
 	if err != nil {
 		return false, err
 	}
@@ -135,11 +113,12 @@ func run(cfg config) (bool, error) {
 	}
 	ctx := context.Background()
 	began := time.Now()
-	h := &harness{cfg: cfg, c: c, ns: "upgrade-" + began.UTC().Format("150405"), samples: map[string][]judge.Sample{}}
-	if err := h.namespace(ctx); err != nil {
+	t, err := trial.Start(ctx, cl.Client, "upgrade-"+began.UTC().Format("150405"))
+	if err != nil {
 		return false, err
 	}
-	fmt.Printf("upgrade: namespace %s\n", h.ns)
+	h := &harness{Trial: t, cfg: cfg, c: cl.Client}
+	fmt.Printf("upgrade: namespace %s\n", h.Namespace)
 
 	// The Ats of each state, half in each version: running and retrying
 	// fire at once, pending after the upgrade.
@@ -163,7 +142,7 @@ func run(cfg config) (bool, error) {
 			}
 		}
 	}
-	stopSampling := h.sample(ctx, time.Second)
+	stopSampling := h.Sample(ctx, time.Second)
 	if err := h.waitInPlace(ctx); err != nil {
 		stopSampling()
 		return false, err
@@ -218,16 +197,8 @@ func run(cfg config) (bool, error) {
 	for _, p := range problems {
 		v.Findings = append(v.Findings, "run: "+p)
 	}
-	findings := filepath.Join(cfg.workDir, h.ns+".findings")
-	if err := os.WriteFile(findings, []byte(strings.Join(v.Findings, "\n")+"\n"), 0o644); err != nil {
+	if err := trial.WriteFindings(filepath.Join(cfg.workDir, h.Namespace+".findings"), v.Findings, 30); err != nil {
 		return false, err
-	}
-	for i, f := range v.Findings {
-		if i == 30 {
-			fmt.Printf("  ... %d more in %s\n", len(v.Findings)-i, findings)
-			break
-		}
-		fmt.Println("  " + f)
 	}
 	fmt.Printf("upgrade: %d requests during the upgrade, %d refused\n", requests, len(refused))
 	fmt.Printf("upgrade: ats=%d pods=%d duplicates=%d lost=%d silent=%d falseSucceeded=%d refused=%d unreadable=%d\n",
@@ -242,23 +213,6 @@ func errOrOK(err error) string {
 	return "exit 0"
 }
 
-// namespace creates the run's namespace and waits for its default
-// ServiceAccount, without which no Pod can be created.
-func (h *harness) namespace(ctx context.Context) error {
-	if err := h.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.ns}}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", h.ns, err)
-	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		err := h.c.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: "default"}, &corev1.ServiceAccount{})
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("namespace %s has no default ServiceAccount after a minute: %w", h.ns, err)
-		}
-	}
-}
-
 // atSpec is what an At of the run does on the simulated kubelet.
 type atSpec struct {
 	at           time.Time
@@ -270,23 +224,17 @@ type atSpec struct {
 // newAt is the v1beta1 form of an At of the run.
 func (h *harness) newAt(name string, s atSpec) *cnatv1beta1.At {
 	return &cnatv1beta1.At{
-		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: h.Namespace, Name: name},
 		Spec: cnatv1beta1.AtSpec{
 			Schedule:     s.at.UTC().Format(time.RFC3339),
 			Command:      "true",
 			BackoffLimit: ptr.To(s.backoffLimit),
 			Template: &corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-					annotationDuration: s.duration,
-					annotationExitCode: fmt.Sprint(s.exitCode),
+					cluster.AnnotationDuration: s.duration,
+					cluster.AnnotationExitCode: fmt.Sprint(s.exitCode),
 				}},
-				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{simulatedKey: "true"},
-					Tolerations: []corev1.Toleration{{
-						Key: simulatedKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule,
-					}},
-					Containers: []corev1.Container{{Name: "command"}},
-				},
+				Spec: cluster.Simulated(corev1.PodSpec{Containers: []corev1.Container{{Name: "command"}}}),
 			},
 		},
 	}
@@ -294,30 +242,15 @@ func (h *harness) newAt(name string, s atSpec) *cnatv1beta1.At {
 
 // create creates an At through the API version given and records it.
 func (h *harness) create(ctx context.Context, name, version string, s atSpec) error {
-	at := h.newAt(name, s)
-	var uid types.UID
-	switch version {
-	case "v1alpha1":
+	var at client.Object = h.newAt(name, s)
+	if version == "v1alpha1" {
 		alpha := &cnatv1alpha1.At{}
-		if err := alpha.ConvertFrom(at); err != nil {
+		if err := alpha.ConvertFrom(at.(*cnatv1beta1.At)); err != nil {
 			return err
 		}
-		if err := h.c.Create(ctx, alpha); err != nil {
-			return fmt.Errorf("creating At %s/%s (v1alpha1): %w", h.ns, name, err)
-		}
-		uid = alpha.UID
-	default:
-		if err := h.c.Create(ctx, at); err != nil {
-			return fmt.Errorf("creating At %s/%s (v1beta1): %w", h.ns, name, err)
-		}
-		uid = at.UID
+		at = alpha
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.created = append(h.created, judge.Incarnation{
-		UID: string(uid), Namespace: h.ns, Name: name, BackoffLimit: s.backoffLimit, Due: s.at,
-	})
-	return nil
+	return h.Create(ctx, at, judge.Incarnation{BackoffLimit: s.backoffLimit, Due: s.at})
 }
 
 // waitInPlace waits, for at most two minutes, until every running At has a
@@ -326,7 +259,7 @@ func (h *harness) create(ctx context.Context, name, version string, s atSpec) er
 func (h *harness) waitInPlace(ctx context.Context) error {
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
 		var ats cnatv1beta1.AtList
-		if err := h.c.List(ctx, &ats, client.InNamespace(h.ns)); err != nil {
+		if err := h.c.List(ctx, &ats, client.InNamespace(h.Namespace)); err != nil {
 			return err
 		}
 		missing := 0
@@ -355,7 +288,7 @@ func (h *harness) waitInPlace(ctx context.Context) error {
 func (h *harness) states(ctx context.Context) map[string]int {
 	counts := map[string]int{}
 	var ats cnatv1beta1.AtList
-	if err := h.c.List(ctx, &ats, client.InNamespace(h.ns)); err != nil {
+	if err := h.c.List(ctx, &ats, client.InNamespace(h.Namespace)); err != nil {
 		counts["list failed: "+err.Error()]++
 		return counts
 	}
@@ -376,8 +309,8 @@ func (h *harness) keepUsing(ctx context.Context) {
 		spec := atSpec{at: time.Now().Add(20 * time.Second).Truncate(time.Second), duration: "2s", exitCode: 0}
 		h.request(name+" create", h.create(ctx, name, version, spec))
 		var alphas cnatv1alpha1.AtList
-		h.request("list v1alpha1", h.c.List(ctx, &alphas, client.InNamespace(h.ns)))
-		h.request("get v1beta1 running-v1alpha1-0", h.c.Get(ctx, client.ObjectKey{Namespace: h.ns, Name: "running-v1alpha1-0"}, &cnatv1beta1.At{}))
+		h.request("list v1alpha1", h.c.List(ctx, &alphas, client.InNamespace(h.Namespace)))
+		h.request("get v1beta1 running-v1alpha1-0", h.c.Get(ctx, client.ObjectKey{Namespace: h.Namespace, Name: "running-v1alpha1-0"}, &cnatv1beta1.At{}))
 		select {
 		case <-ctx.Done():
 		case <-time.After(250 * time.Millisecond):
@@ -410,70 +343,14 @@ func (h *harness) runUpgrade(ctx context.Context) error {
 	return cmd.Run()
 }
 
-// sample records, every interval until the returned stop is called, each
-// At's phase and reason and whether a Pod of its own exists (the judge's
-// silent check).
-func (h *harness) sample(ctx context.Context, interval time.Duration) (stop func()) {
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for sctx.Err() == nil {
-			now := time.Now()
-			var ats cnatv1beta1.AtList
-			var pods metav1.PartialObjectMetadataList
-			pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
-			if h.c.List(sctx, &ats, client.InNamespace(h.ns)) == nil && h.c.List(sctx, &pods, client.InNamespace(h.ns)) == nil {
-				hasPod := map[types.UID]bool{}
-				for i := range pods.Items {
-					if ref := metav1.GetControllerOfNoCopy(&pods.Items[i]); ref != nil {
-						hasPod[ref.UID] = true
-					}
-				}
-				h.mu.Lock()
-				for _, at := range ats.Items {
-					h.samples[string(at.UID)] = append(h.samples[string(at.UID)], judge.Sample{
-						Time: now, Phase: string(at.Status.Phase), Reason: at.Status.Reason, HasPod: hasPod[at.UID],
-					})
-				}
-				h.mu.Unlock()
-			}
-			select {
-			case <-sctx.Done():
-			case <-time.After(interval):
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
-}
-
 // settle waits until every At is terminal, for at most the settle time.
 func (h *harness) settle(ctx context.Context) {
-	deadline := time.Now().Add(h.cfg.settle)
-	for {
-		var ats cnatv1beta1.AtList
-		err := h.c.List(ctx, &ats, client.InNamespace(h.ns))
-		if err == nil {
-			pending := 0
-			for _, at := range ats.Items {
-				switch at.Status.Phase {
-				case cnatv1beta1.PhaseSucceeded, cnatv1beta1.PhaseFailed, cnatv1beta1.PhaseMissed:
-				default:
-					pending++
-				}
-			}
-			if pending == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				fmt.Printf("upgrade: %d Ats not terminal %s after the upgrade\n", pending, h.cfg.settle)
-				return
-			}
-		} else if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) || time.Now().After(deadline) {
-			fmt.Printf("upgrade: the Ats cannot be listed after the upgrade: %v\n", err)
-			return
-		}
-		time.Sleep(time.Second)
+	pending, err := h.Settle(ctx, h.cfg.settle)
+	switch {
+	case err != nil:
+		fmt.Printf("upgrade: the Ats cannot be listed after the upgrade: %v\n", err)
+	case pending > 0:
+		fmt.Printf("upgrade: %d Ats not terminal %s after the upgrade\n", pending, h.cfg.settle)
 	}
 }
 
@@ -483,28 +360,12 @@ func (h *harness) judge(ctx context.Context) (judge.Verdict, judge.Record, error
 	h.mu.Lock()
 	began := h.upgradeBegan.Add(-5 * time.Minute)
 	h.mu.Unlock()
-	rec, err := judge.ReadAuditFiles(h.cfg.auditLog, began, func(ns string) bool { return ns == h.ns })
-	if err != nil {
-		return judge.Verdict{}, judge.Record{}, err
-	}
-	var pods corev1.PodList
-	if err := h.c.List(ctx, &pods, client.InNamespace(h.ns)); err != nil {
-		return judge.Verdict{}, judge.Record{}, fmt.Errorf("listing the Pods: %w", err)
-	}
-	rec.Observe(pods.Items)
-	var ats cnatv1beta1.AtList
-	if err := h.c.List(ctx, &ats, client.InNamespace(h.ns)); err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
-		return judge.Verdict{}, judge.Record{}, fmt.Errorf("listing the Ats: %w", err)
-	}
-	h.mu.Lock()
-	incarnations, gone := judge.Settle(h.created, h.samples, ats.Items)
-	h.mu.Unlock()
-	v := judge.Judge(incarnations, rec)
+	v, rec, gone, err := h.Judge(ctx, h.cfg.auditLog, began)
 	for _, name := range gone {
 		v.Lost++
-		v.Findings = append(v.Findings, fmt.Sprintf("lost: At %s/%s: gone after the upgrade", h.ns, name))
+		v.Findings = append(v.Findings, fmt.Sprintf("lost: At %s/%s: gone after the upgrade", h.Namespace, name))
 	}
-	return v, rec, nil
+	return v, rec, err
 }
 
 // readBothVersions reads every At of the run through both API versions and
@@ -512,7 +373,7 @@ func (h *harness) judge(ctx context.Context) (judge.Verdict, judge.Record, error
 // back to what v1beta1 shows.
 func (h *harness) readBothVersions(ctx context.Context, v *judge.Verdict) int {
 	var betas cnatv1beta1.AtList
-	if err := h.c.List(ctx, &betas, client.InNamespace(h.ns)); err != nil {
+	if err := h.c.List(ctx, &betas, client.InNamespace(h.Namespace)); err != nil {
 		v.Findings = append(v.Findings, fmt.Sprintf("unreadable: listing v1beta1: %v", err))
 		return 1
 	}
@@ -522,13 +383,13 @@ func (h *harness) readBothVersions(ctx context.Context, v *judge.Verdict) int {
 		alpha := &cnatv1alpha1.At{}
 		if err := h.c.Get(ctx, client.ObjectKeyFromObject(beta), alpha); err != nil {
 			unreadable++
-			v.Findings = append(v.Findings, fmt.Sprintf("unreadable: At %s/%s through v1alpha1: %v", h.ns, beta.Name, err))
+			v.Findings = append(v.Findings, fmt.Sprintf("unreadable: At %s/%s through v1alpha1: %v", h.Namespace, beta.Name, err))
 			continue
 		}
 		back := &cnatv1beta1.At{}
 		if err := alpha.ConvertTo(back); err != nil {
 			unreadable++
-			v.Findings = append(v.Findings, fmt.Sprintf("unreadable: At %s/%s: v1alpha1 form does not convert: %v", h.ns, beta.Name, err))
+			v.Findings = append(v.Findings, fmt.Sprintf("unreadable: At %s/%s: v1alpha1 form does not convert: %v", h.Namespace, beta.Name, err))
 			continue
 		}
 		if alpha.ResourceVersion != beta.ResourceVersion {
@@ -536,7 +397,7 @@ func (h *harness) readBothVersions(ctx context.Context, v *judge.Verdict) int {
 		}
 		if !equality.Semantic.DeepEqual(back.Spec, beta.Spec) || !equality.Semantic.DeepEqual(back.Status, beta.Status) {
 			unreadable++
-			v.Findings = append(v.Findings, fmt.Sprintf("unreadable: At %s/%s reads differently through v1alpha1 and v1beta1", h.ns, beta.Name))
+			v.Findings = append(v.Findings, fmt.Sprintf("unreadable: At %s/%s reads differently through v1alpha1 and v1beta1", h.Namespace, beta.Name))
 		}
 	}
 	return unreadable
@@ -617,13 +478,11 @@ func (h *harness) checkScenario(atStart, atEnd map[string]int, rec judge.Record)
 		problems = append(problems, "no retry was made after the upgrade began")
 	}
 	during := 0
-	h.mu.Lock()
-	for _, inc := range h.created {
+	for _, inc := range h.Created() {
 		if strings.HasPrefix(inc.Name, "during-") {
 			during++
 		}
 	}
-	h.mu.Unlock()
 	fmt.Printf("upgrade: %d retries made after the upgrade began, %d Ats created during it\n", retries, during)
 	return problems
 }

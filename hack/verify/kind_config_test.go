@@ -1,4 +1,4 @@
-package e2e
+package verify
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 // plane and one or two workers, every node image pinned by digest.
 func TestKindConfig(t *testing.T) {
 	g := NewWithT(t)
-	raw, err := os.ReadFile("../kind-config.yaml")
+	raw, err := os.ReadFile("../../kind-config.yaml")
 	g.Expect(err).NotTo(HaveOccurred())
 	var cluster v1alpha4.Cluster
 	g.Expect(yaml.UnmarshalStrict(raw, &cluster)).To(Succeed(), "kind-config.yaml is not a kind v1alpha4 Cluster")

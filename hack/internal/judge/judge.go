@@ -63,18 +63,20 @@ var explains = map[string]bool{
 // started are the phases of an At that started its run (or ended).
 var started = map[string]bool{"Running": true, "Succeeded": true, "Failed": true, "Missed": true}
 
-// Verdict is the judgement of a run.
+// Verdict is the judgement of a run: of a chaos scenario or an upgrade
+// (Judge), or of a bench stage (Count, whose units are Ats, CronJobs or raw
+// Pods). Every count but Ats and Pods must be 0.
 type Verdict struct {
-	// Ats is the number of incarnations judged.
-	Ats int
-	// Pods is the number of Pods created for them.
-	Pods int
+	// Ats is the number of incarnations (units) judged.
+	Ats int `json:"ats"`
+	// Pods is the number of Pods (runs) created for them.
+	Pods int `json:"pods"`
 	// Duplicates is the number of Pods created that the At could not have
 	// asked for: more than BackoffLimit+1 (plus one for each earlier Pod
 	// disrupted before its command started), or a new attempt although the
 	// previous attempt's Pod had not failed or been disrupted before it (it
 	// was running, succeeded, never finished, or was deleted while it ran).
-	Duplicates int
+	Duplicates int `json:"duplicates"`
 	// Lost is the number of incarnations still there at the end that do not
 	// tell the truth about their run, other than a false Succeeded: not
 	// terminal, never ran, Failed reporting a run although none of their own
@@ -82,20 +84,20 @@ type Verdict struct {
 	// last Pod's, Failed although their last Pod failed with a retry left
 	// (the At is not suspended in a chaos run), Missed although it had no
 	// deadline, or not the phase the scenario expects.
-	Lost int
+	Lost int `json:"lost"`
 	// Silent is the number of incarnations that, sampled SilentAfter or
 	// more after their time, had no Pod and a status that did not say why
 	// (a phase that has not started, and a reason other than PodForbidden,
 	// PodCreateFailed, PodNameTaken or Missed).
-	Silent int
+	Silent int `json:"silent"`
 	// FalseSucceeded is the number of incarnations still there at the end
 	// that are Succeeded although the run they report was interrupted
 	// (deleted while it ran, disrupted), failed, or never happened (no Pod of
 	// their own, or a Pod that is not theirs).
-	FalseSucceeded int
+	FalseSucceeded int `json:"falseSucceeded"`
 	// Findings say, one line each, what made a Duplicate, a Lost, a Silent
 	// or a FalseSucceeded.
-	Findings []string
+	Findings []string `json:"findings,omitempty"`
 }
 
 // Failed reports whether the verdict breaks a promise.

@@ -1,4 +1,7 @@
-package manifests
+// Package images reads the container images out of rendered manifests: the
+// overlays' image check (hack/verify) and make release's check of
+// install.yaml (hack/release).
+package images
 
 // Container is a container found in a rendered object: its name and image.
 type Container struct {
@@ -8,9 +11,7 @@ type Container struct {
 // Containers finds the containers anywhere in a rendered object (decoded
 // from YAML or JSON): the items of every containers, initContainers or
 // ephemeralContainers list whose image is a string. A CRD's schema has such
-// lists too, but there the image is a schema, so they are not counted. The
-// overlays' image check (e2e/overlay_images_test.go) and make release's
-// check of install.yaml (hack/release) read images with it.
+// lists too, but there the image is a schema, so they are not counted.
 func Containers(v any) []Container {
 	var out []Container
 	switch v := v.(type) {

@@ -1,4 +1,4 @@
-package e2e
+package verify
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	. "github.com/onsi/gomega"
 
+	"github.com/programming-kubernetes/cnat/hack/internal/images"
 	"github.com/programming-kubernetes/cnat/internal/manifests"
 )
 
@@ -20,12 +21,12 @@ import (
 // different builds. Run by make verify, like TestKindConfig.
 func TestOverlayImages(t *testing.T) {
 	g := NewWithT(t)
-	raw, err := os.ReadFile("../VERSION")
+	raw, err := os.ReadFile("../../VERSION")
 	g.Expect(err).NotTo(HaveOccurred())
 	version := strings.TrimSpace(string(raw))
 	g.Expect(version).To(MatchRegexp(`^v[0-9]+\.[0-9]+\.[0-9]+$`), "VERSION")
 
-	overlays, err := filepath.Glob("../kustomize/overlays/*")
+	overlays, err := filepath.Glob("../../kustomize/overlays/*")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(overlays).NotTo(BeEmpty())
 	controllers := 0
@@ -35,7 +36,7 @@ func TestOverlayImages(t *testing.T) {
 			objects, err := manifests.Build(dir)
 			g.Expect(err).NotTo(HaveOccurred())
 			for _, obj := range objects {
-				for _, c := range manifests.Containers(obj.Object) {
+				for _, c := range images.Containers(obj.Object) {
 					where := manifests.Ref(obj) + " container " + c.Name
 					ref, err := name.ParseReference(c.Image)
 					g.Expect(err).NotTo(HaveOccurred(), "%s: image %q", where, c.Image)

@@ -1,7 +1,9 @@
-// Package judge decides from what the API server recorded whether a chaos
-// run kept cnat's promises: every At incarnation runs its command at most
-// once per attempt it may make, and every incarnation that is still there at
-// the end says truthfully how its own run went.
+// Package judge is the harness's one vocabulary for whether cnat kept its
+// promises: every At incarnation runs its command at most once per attempt
+// it may make, and every incarnation that is still there at the end says
+// truthfully how its own run went. Judge decides it for a chaos scenario or
+// an upgrade from what the API server recorded; Count, in the same Verdict,
+// for the bench's units from what its informers saw.
 //
 // The evidence is the kube-apiserver's audit log (ReadAudit: every Pod the
 // API server created, with the Pod as stored, and every Pod status write)

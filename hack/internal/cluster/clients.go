@@ -1,0 +1,73 @@
+// Package cluster is the harness's one way into the cluster: bench, chaos
+// and the upgrade judge each connect once, with one scheme that knows cnat's
+// Ats in both versions and the CRDs.
+package cluster
+
+import (
+	"fmt"
+	"os"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+)
+
+// Clients talk to one cluster as one user.
+type Clients struct {
+	// Config is what they were made from: a client that impersonates
+	// another user starts from a copy of it.
+	Config *rest.Config
+	// Scheme has client-go's types, the At in v1beta1 and v1alpha1, and
+	// CustomResourceDefinition.
+	Scheme *runtime.Scheme
+	// Client reads and writes typed objects, Ats included.
+	Client client.Client
+	// Kube is client-go's: informers, evictions, discovery.
+	Kube kubernetes.Interface
+	// Dynamic reads and writes unstructured objects.
+	Dynamic dynamic.Interface
+}
+
+// Limits are the client side's rate limits: QPS below 0 is none, as when
+// the bench measures the API server rather than a token bucket.
+type Limits struct {
+	QPS   float32
+	Burst int
+}
+
+// Connect makes the clients for kubeconfig, with userAgent in every request
+// and each distinct warning of the API server printed once.
+func Connect(kubeconfig, userAgent string, limits Limits) (*Clients, error) {
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
+	}
+	config.QPS, config.Burst = limits.QPS, limits.Burst
+	config.UserAgent = userAgent
+	config.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, cnatv1beta1.AddToScheme, cnatv1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	c := &Clients{Config: config, Scheme: scheme}
+	if c.Client, err = client.New(config, client.Options{Scheme: scheme}); err != nil {
+		return nil, err
+	}
+	if c.Kube, err = kubernetes.NewForConfig(config); err != nil {
+		return nil, err
+	}
+	if c.Dynamic, err = dynamic.NewForConfig(config); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,31 @@
+package cluster
+
+import corev1 "k8s.io/api/core/v1"
+
+// The local cluster's simulated (kwok) nodes carry the label and the
+// NoSchedule taint SimulatedLabel=true (hack/cluster-up.sh); their simulated
+// kubelet (hack/kwok/stages.yaml) imitates a Pod's command as its
+// annotations say.
+const (
+	SimulatedLabel = "cnat.programming-kubernetes.info/simulated"
+	// AnnotationDuration is how long the Pod runs, as a Go duration.
+	AnnotationDuration = "cnat.programming-kubernetes.info/simulate-duration"
+	// AnnotationExitCode is the exit code it ends with.
+	AnnotationExitCode = "cnat.programming-kubernetes.info/simulate-exit-code"
+	// AnnotationStartDelay keeps it Pending on its node that long before
+	// its containers start.
+	AnnotationStartDelay = "cnat.programming-kubernetes.info/simulate-start-delay"
+)
+
+// Simulated places a Pod spec on the simulated nodes: their label
+// selected, their taint tolerated.
+func Simulated(spec corev1.PodSpec) corev1.PodSpec {
+	spec.NodeSelector = map[string]string{SimulatedLabel: "true"}
+	spec.Tolerations = append(spec.Tolerations, SimulatedToleration)
+	return spec
+}
+
+// SimulatedToleration tolerates the simulated nodes' taint.
+var SimulatedToleration = corev1.Toleration{
+	Key: SimulatedLabel, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule,
+}

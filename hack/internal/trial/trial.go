@@ -1,0 +1,238 @@
+// Package trial is one run of Ats that the harness judges, in a namespace
+// of its own: chaos's scenarios and the upgrade create their Ats through
+// it, sample how they stand while they are due, let them settle and judge
+// them from the API server's audit log and the objects it holds at the end
+// (package judge).
+package trial
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/judge"
+)
+
+// Trial records what a run created and saw.
+type Trial struct {
+	// Namespace is the run's.
+	Namespace string
+	c         client.Client
+
+	mu      sync.Mutex
+	created []judge.Incarnation
+	// refused are names of Ats whose create the API server refused.
+	refused []string
+	// samples are how each At (by UID) stood while the run went on.
+	samples map[string][]judge.Sample
+}
+
+// Start creates the namespace and waits, at most a minute, for its default
+// ServiceAccount, without which no Pod can be created.
+func Start(ctx context.Context, c client.Client, namespace string) (*Trial, error) {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		return nil, fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "default"}, &corev1.ServiceAccount{})
+		if err == nil {
+			return &Trial{Namespace: namespace, c: c, samples: map[string][]judge.Sample{}}, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("namespace %s has no default ServiceAccount after a minute: %w", namespace, err)
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// Create creates at (an At of either version) and records it as the
+// incarnation inc, whose UID it fills in; a refusal is recorded and
+// returned.
+func (t *Trial) Create(ctx context.Context, at client.Object, inc judge.Incarnation) error {
+	err := t.c.Create(ctx, at)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil && ctx.Err() != nil {
+		// Cancelled: whether the API server admitted it is not known.
+		return err
+	}
+	if err != nil {
+		t.refused = append(t.refused, at.GetName())
+		gvk, _ := t.c.GroupVersionKindFor(at)
+		return fmt.Errorf("creating At %s/%s (%s): %w", at.GetNamespace(), at.GetName(), gvk.Version, err)
+	}
+	inc.UID, inc.Namespace, inc.Name = string(at.GetUID()), at.GetNamespace(), at.GetName()
+	t.created = append(t.created, inc)
+	return nil
+}
+
+// Created are the incarnations created so far.
+func (t *Trial) Created() []judge.Incarnation {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.created)
+}
+
+// Refused is how many creates the API server refused so far.
+func (t *Trial) Refused() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.refused)
+}
+
+// Sample records, every interval until the returned stop is called, how
+// each At of the namespace stands: its phase and reason, and whether a Pod
+// of its own exists. The Ats are listed first, then the Pods, so a Pod the
+// At had when it was listed is in the Pod list (it carries the tracking
+// finalizer until its run is recorded). The judge counts an At past its
+// time by judge.SilentAfter with no Pod and no reason that says why as
+// silent.
+func (t *Trial) Sample(ctx context.Context, interval time.Duration) (stop func()) {
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			t.sampleOnce(sctx)
+			if sleep(sctx, interval) != nil {
+				return
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (t *Trial) sampleOnce(ctx context.Context) {
+	now := time.Now()
+	var ats cnatv1beta1.AtList
+	var pods metav1.PartialObjectMetadataList
+	pods.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PodList"))
+	if t.c.List(ctx, &ats, client.InNamespace(t.Namespace)) != nil || t.c.List(ctx, &pods, client.InNamespace(t.Namespace)) != nil {
+		return
+	}
+	hasPod := map[types.UID]bool{}
+	for i := range pods.Items {
+		if ref := metav1.GetControllerOfNoCopy(&pods.Items[i]); ref != nil {
+			hasPod[ref.UID] = true
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, at := range ats.Items {
+		t.samples[string(at.UID)] = append(t.samples[string(at.UID)], judge.Sample{
+			Time: now, Phase: string(at.Status.Phase), Reason: at.Status.Reason, HasPod: hasPod[at.UID],
+		})
+	}
+}
+
+// Settle waits until every At of the namespace is finished, for at most
+// timeout, and returns how many are not; what is not finished then is
+// judged lost. It returns an error when the Ats cannot be listed at all
+// (cnat's CRD is gone).
+func (t *Trial) Settle(ctx context.Context, timeout time.Duration) (pending int, err error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var ats cnatv1beta1.AtList
+		err := t.c.List(ctx, &ats, client.InNamespace(t.Namespace))
+		switch {
+		case err == nil:
+			pending = 0
+			for _, at := range ats.Items {
+				if !at.Status.Phase.Finished() {
+					pending++
+				}
+			}
+			if pending == 0 || time.Now().After(deadline) {
+				return pending, nil
+			}
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || time.Now().After(deadline):
+			return 0, fmt.Errorf("listing the Ats: %w", err)
+		}
+		if err := sleep(ctx, time.Second); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// Judge judges the run (judge.Judge) on the audit log at auditLog (its
+// files rotated before since hold nothing of the run), the Pods and the Ats
+// the API server holds now, and returns what the audit log showed and the
+// names of the Ats created and gone. An At whose create was refused must
+// not exist (nothing half-applied), unless a later create of its name was
+// admitted: if it does, it is lost.
+func (t *Trial) Judge(ctx context.Context, auditLog string, since time.Time) (judge.Verdict, judge.Record, []string, error) {
+	rec, err := judge.ReadAuditFiles(auditLog, since, func(ns string) bool { return ns == t.Namespace })
+	if err != nil {
+		return judge.Verdict{}, judge.Record{}, nil, err
+	}
+	var pods corev1.PodList
+	if err := t.c.List(ctx, &pods, client.InNamespace(t.Namespace)); err != nil {
+		return judge.Verdict{}, judge.Record{}, nil, fmt.Errorf("listing the Pods: %w", err)
+	}
+	rec.Observe(pods.Items)
+	var ats cnatv1beta1.AtList
+	// After an uninstall there is no At, and no kind At.
+	if err := t.c.List(ctx, &ats, client.InNamespace(t.Namespace)); err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+		return judge.Verdict{}, judge.Record{}, nil, fmt.Errorf("listing the Ats: %w", err)
+	}
+	t.mu.Lock()
+	incarnations, gone := judge.Settle(t.created, t.samples, ats.Items)
+	refused := t.refused
+	t.mu.Unlock()
+	v := judge.Judge(incarnations, rec)
+
+	admitted := map[string]bool{}
+	for _, inc := range incarnations {
+		admitted[inc.Name] = true
+	}
+	for _, name := range refused {
+		if admitted[name] {
+			continue
+		}
+		err := t.c.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: name}, &cnatv1beta1.At{})
+		if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+			v.Lost++
+			v.Findings = append(v.Findings, fmt.Sprintf("lost: At %s/%s: its create was refused, yet it exists (%v)", t.Namespace, name, err))
+		}
+	}
+	return v, rec, gone, nil
+}
+
+// WriteFindings writes findings to path, one a line, and prints the first
+// show of them.
+func WriteFindings(path string, findings []string, show int) error {
+	if err := os.WriteFile(path, []byte(strings.Join(findings, "\n")+"\n"), 0o644); err != nil {
+		return err
+	}
+	for i, f := range findings {
+		if i == show {
+			fmt.Printf("  ... %d more in %s\n", len(findings)-i, path)
+			break
+		}
+		fmt.Println("  " + f)
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
