@@ -79,10 +79,7 @@ func TestStoreKeepsQuietAtsCompact(t *testing.T) {
 func TestStoreWakesAndTakesOnlyTheVersionItHolds(t *testing.T) {
 	g := NewWithT(t)
 	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	clk := clocktesting.NewFakeClock(now)
-	s := newAtStore(clk, 5*time.Minute, logr.Discard())
-	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-	defer queue.ShutDown()
+	clk, s, queue := newTestStore(t, now)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	due := now.Add(time.Hour)
@@ -138,10 +135,7 @@ func TestStoreWakesAndTakesOnlyTheVersionItHolds(t *testing.T) {
 func TestStoreKeepsSettledAtsCompact(t *testing.T) {
 	g := NewWithT(t)
 	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	clk := clocktesting.NewFakeClock(now)
-	s := newAtStore(clk, 5*time.Minute, logr.Discard())
-	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-	defer queue.ShutDown()
+	clk, s, queue := newTestStore(t, now)
 	s.attach(t.Context(), queue)
 	key := types.NamespacedName{Namespace: "ns", Name: "a"}
 	drain := func() {
@@ -240,6 +234,15 @@ func TestStoreTakesAtsAsTheyStreamIn(t *testing.T) {
 	req, _ = queue.Get()
 	g.Expect(req.Name).To(Equal("gone"))
 	g.Expect(s.wakes).To(HaveLen(1), "the compact At keeps its wake-up")
+}
+
+// newTestStore is a store with a 5-minute prefetch on a fake clock at now,
+// and a work queue for it, shut down with the test.
+func newTestStore(t *testing.T, now time.Time) (*clocktesting.FakeClock, *atStore, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	clk := clocktesting.NewFakeClock(now)
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	t.Cleanup(queue.ShutDown)
+	return clk, newAtStore(clk, 5*time.Minute, logr.Discard()), queue
 }
 
 // compact says whether the store holds the At of key compact.
