@@ -119,7 +119,7 @@ func renderTables(r *Result) string {
 	}
 
 	if len(r.Admission) > 0 {
-		fmt.Fprintf(&b, "\nAdmission: N = %d objects of each kind created at concurrency %d; an At passes cnat's webhooks:\n\n", r.N, r.Concurrency)
+		fmt.Fprintf(&b, "\nAdmission: N = %d objects of each kind created at concurrency %d; Pods held by a scheduling gate (created, never scheduled); an At passes cnat's webhooks, and the controller writes its Pending status meanwhile:\n\n", r.N, r.Concurrency)
 		b.WriteString(markdownTable([]string{"run", "ConfigMaps / s (no webhooks)", "Pods / s", "Ats / s", "Ats ÷ ConfigMaps", "Ats ÷ Pods"}, admissionRows(r.Admission)))
 	}
 

@@ -44,12 +44,14 @@ type AtValidator struct {
 	// PodCreateGuard refuses an At from a user who may not create Pods in its
 	// namespace.
 	PodCreateGuard bool
-	// PodCreateDecisions are the guard's recent "allowed" answers (nil:
-	// every At asks the API server).
-	PodCreateDecisions *PodCreateDecisions
-	// DryRunVerdicts are recent dry-run verdicts that an At's Pod is valid
-	// (nil: every At has its Pod dry-run).
-	DryRunVerdicts *DryRunVerdicts
+	// PodCreateDecisions are the guard's recent "allowed" answers, by user
+	// and namespace (decisionKey), for AllowedFor (nil: every At asks the
+	// API server).
+	PodCreateDecisions *Recent[struct{}]
+	// DryRunVerdicts are recent dry-run verdicts that an At's Pod is valid,
+	// with the warnings they gave, by dryRunKey, for VerdictFor (nil: every
+	// At has its Pod dry-run).
+	DryRunVerdicts *Recent[admission.Warnings]
 }
 
 // ValidateCreate validates a new At.

@@ -13,9 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -49,8 +47,8 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	if warnings, ok := v.DryRunVerdicts.valid(key); ok {
-		return warnings, nil
+	if warnings, valid := v.DryRunVerdicts.get(key); valid {
+		return slices.Clone(warnings), nil
 	}
 	err = v.Client.Create(ctx, pod, client.DryRunAll, client.FieldOwner(cnatv1beta1.FieldManager))
 	switch {
@@ -70,7 +68,7 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 		// 403, a ValidatingAdmissionPolicy's 422, a webhook's 400): that can
 		// change before the At's time, and the controller reports it then.
 		warnings := admission.Warnings{fmt.Sprintf("the Pod of this At would be refused if it ran now: %v", err)}
-		v.DryRunVerdicts.remember(key, warnings)
+		v.DryRunVerdicts.remember(key, slices.Clone(warnings))
 		return warnings, nil
 	}
 }
@@ -83,40 +81,6 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 // change can come after any At was admitted anyway, and the controller
 // reports the Pod's refusal when the At runs.
 const VerdictFor = 10 * time.Second
-
-// DryRunVerdicts are recent dry-run verdicts that a Pod is valid, with the
-// warnings they gave, by dryRunKey; at most 4 096, the least recently used
-// dropped first. A refusal and a check that could not be made are never
-// remembered. A nil *DryRunVerdicts remembers nothing.
-type DryRunVerdicts struct {
-	cache *utilcache.LRUExpireCache
-}
-
-// NewDryRunVerdicts returns an empty DryRunVerdicts on the real clock.
-func NewDryRunVerdicts() *DryRunVerdicts {
-	return newDryRunVerdicts(clock.RealClock{})
-}
-
-func newDryRunVerdicts(c utilcache.Clock) *DryRunVerdicts {
-	return &DryRunVerdicts{cache: utilcache.NewLRUExpireCacheWithClock(4096, c)}
-}
-
-func (d *DryRunVerdicts) valid(key string) (admission.Warnings, bool) {
-	if d == nil {
-		return nil, false
-	}
-	w, ok := d.cache.Get(key)
-	if !ok {
-		return nil, false
-	}
-	return slices.Clone(w.(admission.Warnings)), true
-}
-
-func (d *DryRunVerdicts) remember(key string, warnings admission.Warnings) {
-	if d != nil {
-		d.cache.Add(key, slices.Clone(warnings), VerdictFor)
-	}
-}
 
 // dryRunPlaceholder stands for an At's name and UID in dryRunKey.
 const dryRunPlaceholder = "at"

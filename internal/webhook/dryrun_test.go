@@ -91,7 +91,7 @@ func TestDryRunVerdictReusedForTheSamePodForAWhileOnly(t *testing.T) {
 		},
 	})
 	now := clocktesting.NewFakeClock(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
-	v := &AtValidator{Client: c, Pods: apply.PodOptions{DefaultImage: testDefaultImage}, DryRunVerdicts: newDryRunVerdicts(now)}
+	v := &AtValidator{Client: c, Pods: apply.PodOptions{DefaultImage: testDefaultImage}, DryRunVerdicts: newRecent[admission.Warnings](now, VerdictFor)}
 	newAt := func(namespace, name, image string) *cnatv1beta1.At {
 		return &cnatv1beta1.At{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name + "-0000-0000-0000-000000000000"), Generation: 1},

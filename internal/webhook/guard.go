@@ -12,8 +12,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilcache "k8s.io/apimachinery/pkg/util/cache"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
@@ -55,14 +53,14 @@ func (v *AtValidator) guardPodCreate(ctx context.Context, at *cnatv1beta1.At) er
 		},
 	}}
 	key := decisionKey(user, namespace)
-	if v.PodCreateDecisions.allowed(key) {
+	if _, allowed := v.PodCreateDecisions.get(key); allowed {
 		return nil
 	}
 	if err := v.Client.Create(ctx, review); err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("asking whether %s may create Pods in namespace %s: %w", user.Username, namespace, err))
 	}
 	if review.Status.Allowed {
-		v.PodCreateDecisions.remember(key)
+		v.PodCreateDecisions.remember(key, struct{}{})
 		return nil
 	}
 	return apierrors.NewForbidden(cnatv1beta1.GroupVersion.WithResource("ats").GroupResource(), at.Name, fmt.Errorf(
@@ -77,37 +75,6 @@ func (v *AtValidator) guardPodCreate(ctx context.Context, at *cnatv1beta1.At) er
 // webhook authorizer reuses an "allowed" for 5 minutes by default
 // (--authorization-webhook-cache-authorized-ttl).
 const AllowedFor = 10 * time.Second
-
-// PodCreateDecisions are the guard's recent "allowed" answers, by user and
-// namespace; at most 4 096, the least recently used dropped first. A nil
-// *PodCreateDecisions remembers nothing.
-type PodCreateDecisions struct {
-	cache *utilcache.LRUExpireCache
-}
-
-// NewPodCreateDecisions returns an empty PodCreateDecisions on the real
-// clock.
-func NewPodCreateDecisions() *PodCreateDecisions {
-	return newPodCreateDecisions(clock.RealClock{})
-}
-
-func newPodCreateDecisions(c utilcache.Clock) *PodCreateDecisions {
-	return &PodCreateDecisions{cache: utilcache.NewLRUExpireCacheWithClock(4096, c)}
-}
-
-func (d *PodCreateDecisions) allowed(key string) bool {
-	if d == nil {
-		return false
-	}
-	_, ok := d.cache.Get(key)
-	return ok
-}
-
-func (d *PodCreateDecisions) remember(key string) {
-	if d != nil {
-		d.cache.Add(key, true, AllowedFor)
-	}
-}
 
 // decisionKey identifies what a SubjectAccessReview of the guard asks:
 // everything of the user the authorizers may read (name, UID, groups, extra)

@@ -37,7 +37,7 @@ func TestGuardReusesAnAllowedForAWhileOnly(t *testing.T) {
 		},
 	})
 	now := clocktesting.NewFakeClock(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
-	v := &AtValidator{Client: c, PodCreateGuard: true, PodCreateDecisions: newPodCreateDecisions(now)}
+	v := &AtValidator{Client: c, PodCreateGuard: true, PodCreateDecisions: newRecent[struct{}](now, AllowedFor)}
 	guard := func(user authenticationv1.UserInfo, namespace string) error {
 		ctx := admission.NewContextWithRequest(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
 			Namespace: namespace, UserInfo: user,

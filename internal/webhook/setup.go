@@ -41,7 +41,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	mgr.GetWebhookServer().Register(DefaultingPath, &webhook.Admission{Handler: skipUndecodable{defaulter}})
 	mgr.GetWebhookServer().Register(ConversionPath, conversionHandler{})
 	return ctrl.NewWebhookManagedBy(mgr, &cnatv1beta1.At{}).
-		WithValidator(&AtValidator{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Pods: o.Pods, PodCreateGuard: o.PodCreateGuard, PodCreateDecisions: NewPodCreateDecisions(), DryRunVerdicts: NewDryRunVerdicts()}).
+		WithValidator(&AtValidator{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Pods: o.Pods, PodCreateGuard: o.PodCreateGuard, PodCreateDecisions: NewRecent[struct{}](AllowedFor), DryRunVerdicts: NewRecent[admission.Warnings](VerdictFor)}).
 		Complete()
 }
 
