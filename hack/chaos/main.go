@@ -44,6 +44,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
 
 // config holds the command line.
@@ -282,14 +283,8 @@ func (h *harness) pause(ctx context.Context, minimum, maximum time.Duration) err
 	return sleep(ctx, d)
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
+// sleep waits d, or until ctx is done.
+var sleep = trial.Sleep
 
 // sleepUntil sleeps until t.
 func sleepUntil(ctx context.Context, t time.Time) error {

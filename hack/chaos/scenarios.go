@@ -66,18 +66,23 @@ func (h *harness) selfcheck(ctx context.Context, r *run) error {
 	return nil
 }
 
-// killLoop SIGKILLs replica 0 kills times and starts it again each time.
-// The first kill is aimed: it lands as soon as the first Pod of the run is
+// killThroughFiring waits until a second before at, when the run's Ats
+// fire, SIGKILLs replica 0 the size's number of times, starting it again
+// each time, and lets the run settle. The first kill is aimed: it lands as soon as the first Pod of the run is
 // created, when the controller has created Pods whose Ats' status does not
 // record them yet (judge.KillsInWindow counts whether it did); the others
 // land a random 0.3–2.5s after the replica became ready.
-func (h *harness) killLoop(ctx context.Context, r *run, kills int) error {
+func (h *harness) killThroughFiring(ctx context.Context, r *run, at time.Time) error {
+	if err := sleepUntil(ctx, at.Add(-time.Second)); err != nil {
+		return err
+	}
 	rep := h.replicas[0]
 	created, stop, err := r.newPods(ctx)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	kills := h.size.kills
 	for i := range kills {
 		if !rep.running() {
 			if err := rep.start(ctx, false); err != nil {
@@ -96,7 +101,10 @@ func (h *harness) killLoop(ctx context.Context, r *run, kills int) error {
 		}
 		fmt.Printf("chaos %s: SIGKILL %d of %d\n", h.scenario, i+1, kills)
 	}
-	return rep.start(ctx, false)
+	if err := rep.start(ctx, false); err != nil {
+		return err
+	}
+	return r.settle(ctx)
 }
 
 // sigkill: the controller SIGKILLed again and again while the Ats fire.
@@ -108,13 +116,7 @@ func (h *harness) sigkill(ctx context.Context, r *run) error {
 	if err := r.createMany(ctx, "k", h.size.ats, burst(at)); err != nil {
 		return err
 	}
-	if err := sleepUntil(ctx, at.Add(-time.Second)); err != nil {
-		return err
-	}
-	if err := h.killLoop(ctx, r, h.size.kills); err != nil {
-		return err
-	}
-	return r.settle(ctx)
+	return h.killThroughFiring(ctx, r, at)
 }
 
 // leader: two replicas with leader election; the leader SIGKILLed as it
@@ -547,11 +549,5 @@ func (h *harness) janitor(ctx context.Context, r *run) error {
 	if err := r.createMany(ctx, "j", h.size.ats, spec); err != nil {
 		return err
 	}
-	if err := sleepUntil(ctx, at.Add(-time.Second)); err != nil {
-		return err
-	}
-	if err := h.killLoop(ctx, r, h.size.kills); err != nil {
-		return err
-	}
-	return r.settle(ctx)
+	return h.killThroughFiring(ctx, r, at)
 }

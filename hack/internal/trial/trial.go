@@ -53,7 +53,7 @@ func Start(ctx context.Context, c client.Client, namespace string) (*Trial, erro
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("namespace %s has no default ServiceAccount after a minute: %w", namespace, err)
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := Sleep(ctx, 100*time.Millisecond); err != nil {
 			return nil, err
 		}
 	}
@@ -108,7 +108,7 @@ func (t *Trial) Sample(ctx context.Context, interval time.Duration) (stop func()
 		defer close(done)
 		for {
 			t.sampleOnce(sctx)
-			if sleep(sctx, interval) != nil {
+			if Sleep(sctx, interval) != nil {
 				return
 			}
 		}
@@ -162,7 +162,7 @@ func (t *Trial) Settle(ctx context.Context, timeout time.Duration) (pending int,
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || time.Now().After(deadline):
 			return 0, fmt.Errorf("listing the Ats: %w", err)
 		}
-		if err := sleep(ctx, time.Second); err != nil {
+		if err := Sleep(ctx, time.Second); err != nil {
 			return 0, err
 		}
 	}
@@ -228,7 +228,8 @@ func WriteFindings(path string, findings []string, show int) error {
 	return nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx is done, and then says which.
+func Sleep(ctx context.Context, d time.Duration) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
