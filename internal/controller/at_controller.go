@@ -64,6 +64,9 @@ type AtReconciler struct {
 	// history is what the Pod watch showed that a Pod's latest state no
 	// longer shows.
 	history podHistory
+
+	// conflicts is the backoff of Ats whose status write conflicted.
+	conflicts conflicts
 }
 
 // podsByAt is the name of the cache index of Pods by the At label's value.
@@ -87,6 +90,15 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("at", klog.KRef(req.Namespace, req.Name)))
 	e := &effects{r: r, ctx: ctx, key: req.NamespacedName}
 	res, err := lifecycle.Reconcile(e, now)
+	if apierrors.IsConflict(err) {
+		// Decided on an older copy of the At than the API server's
+		// (conflicts.go): tried again shortly, on the copy the watch will
+		// have brought by then.
+		delay := r.conflicts.after(req)
+		ctrl.LoggerFrom(ctx).V(1).Info("The At changed since the copy the decision was made on; trying again", "after", delay, "error", err.Error())
+		return ctrl.Result{RequeueAfter: delay}, nil
+	}
+	r.conflicts.forget(req)
 	switch {
 	case err != nil:
 		return ctrl.Result{}, err
