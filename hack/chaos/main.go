@@ -283,7 +283,7 @@ func (h *harness) pause(ctx context.Context, minimum, maximum time.Duration) err
 	return sleep(ctx, d)
 }
 
-// sleep waits d, or until ctx is done.
+// sleep is trial.Sleep: it waits d, or until ctx is done.
 var sleep = trial.Sleep
 
 // sleepUntil sleeps until t.

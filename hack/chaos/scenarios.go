@@ -68,10 +68,11 @@ func (h *harness) selfcheck(ctx context.Context, r *run) error {
 
 // killThroughFiring waits until a second before at, when the run's Ats
 // fire, SIGKILLs replica 0 the size's number of times, starting it again
-// each time, and lets the run settle. The first kill is aimed: it lands as soon as the first Pod of the run is
-// created, when the controller has created Pods whose Ats' status does not
-// record them yet (judge.KillsInWindow counts whether it did); the others
-// land a random 0.3–2.5s after the replica became ready.
+// each time, and lets the run settle. The first kill is aimed: it lands as
+// soon as the first Pod of the run is created, when the controller has
+// created Pods whose Ats' status does not record them yet
+// (judge.KillsInWindow counts whether it did); the others land a random
+// 0.3–2.5s after the replica became ready.
 func (h *harness) killThroughFiring(ctx context.Context, r *run, at time.Time) error {
 	if err := sleepUntil(ctx, at.Add(-time.Second)); err != nil {
 		return err
