@@ -160,7 +160,7 @@ test-monitoring: ## Check and unit-test the alerts with promtool; check the dash
 
 .PHONY: test-integration
 test-integration: tools ## Integration tests against a real API server (envtest): reconciler, webhooks, cnatctl.
-	go test ./internal/controller/... ./internal/webhook/... ./internal/manifests/... ./internal/cli/... -count=1
+	go test ./internal/controller/... ./internal/webhook/... ./internal/manifests/... ./internal/cli/... ./internal/metricsauth/... -count=1
 
 .PHONY: e2e
 e2e: cluster build ## The end-to-end suite (e2e/) on the local cluster, the controller running as its ServiceAccount.

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/apply"
 	"github.com/programming-kubernetes/cnat/internal/buildinfo"
 	"github.com/programming-kubernetes/cnat/internal/controller"
+	"github.com/programming-kubernetes/cnat/internal/metricsauth"
 )
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=cnat-system
@@ -150,7 +150,7 @@ func managerOptions(o options, scheme *runtime.Scheme) ctrl.Options {
 	}
 	metricsOpts := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsSecure, TLSOpts: tlsOpts}
 	if o.metricsSecure {
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOpts.FilterProvider = metricsauth.Provider
 	}
 	return ctrl.Options{
 		Scheme:                        scheme,
