@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"maps"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,32 +63,36 @@ func trimAt(obj any) (any, error) {
 }
 
 // trimPod keeps of a Pod what the controller reads (lifecycle's reading of
-// a Pod, the history of it the Pod watch keeps, the release of its finalizer): its
-// metadata without managed fields and with only cnat's annotations, the node
-// and container names of its spec, and its status without what identifies
-// images, containers and addresses. The rest of the spec — containers,
-// volumes, the template the user wrote — is most of a Pod's size.
+// a Pod, the history of it the Pod watch keeps, the release of its
+// finalizer): its metadata without managed fields and with only cnat's
+// annotations; of its spec, the node and the name of the first container,
+// where the command runs; of its conditions, the two readPod reads (a
+// disruption, the scheduler's refusal); and its status without what
+// identifies images, containers and addresses. The rest of the spec — the
+// containers, volumes, the template the user wrote — and the routine
+// conditions of a Pod that ran are most of its size, and a Pod stays after
+// its At finished: thousands of settled Ats keep thousands of Pods.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
 	pod.ManagedFields = nil
-	var annotations map[string]string
-	for k, v := range pod.Annotations {
-		if strings.HasPrefix(k, cnatv1beta1.GroupVersion.Group+"/") {
-			if annotations == nil {
-				annotations = map[string]string{}
-			}
-			annotations[k] = v
-		}
-	}
-	pod.Annotations = annotations
-	containers := make([]corev1.Container, len(pod.Spec.Containers))
-	for i, c := range pod.Spec.Containers {
-		containers[i] = corev1.Container{Name: c.Name}
+	maps.DeleteFunc(pod.Annotations, func(k, _ string) bool {
+		return !strings.HasPrefix(k, cnatv1beta1.GroupVersion.Group+"/")
+	})
+	var containers []corev1.Container
+	if len(pod.Spec.Containers) > 0 {
+		containers = commandContainer(pod.Spec.Containers[0].Name)
 	}
 	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, Containers: containers}
+	var conditions []corev1.PodCondition
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget || c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			conditions = append(conditions, c)
+		}
+	}
+	pod.Status.Conditions = conditions
 	pod.Status.HostIPs, pod.Status.PodIPs, pod.Status.HostIP, pod.Status.PodIP = nil, nil, "", ""
 	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses, pod.Status.EphemeralContainerStatuses} {
 		for i := range statuses {
@@ -96,4 +102,31 @@ func trimPod(obj any) (any, error) {
 		}
 	}
 	return pod, nil
+}
+
+// commandContainers holds the containers trimmed Pods share: one container
+// with nothing but its name (a corev1.Container is 400 bytes even so), for
+// the few names the command's container has across Ats — at most
+// maxSharedContainers of them; past that, each Pod has its own. Cached Pods
+// are never changed in place (the cache hands out deep copies).
+var commandContainers = struct {
+	sync.Mutex
+	byName map[string][]corev1.Container
+}{byName: map[string][]corev1.Container{}}
+
+const maxSharedContainers = 256
+
+// commandContainer is the container list of a trimmed Pod whose first
+// container is named name.
+func commandContainer(name string) []corev1.Container {
+	commandContainers.Lock()
+	defer commandContainers.Unlock()
+	if c, ok := commandContainers.byName[name]; ok {
+		return c
+	}
+	c := []corev1.Container{{Name: name}}
+	if len(commandContainers.byName) < maxSharedContainers {
+		commandContainers.byName[name] = c
+	}
+	return c
 }

@@ -41,8 +41,24 @@ func TestTrimmedPodsDecideAsWhole(t *testing.T) {
 		return corev1.ContainerStatus{Name: "main", Image: "busybox:1.37", ImageID: "sha256:abc", ContainerID: "containerd://1",
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason}}}
 	}
+	// The conditions of a Pod that ran, which say nothing a reconcile reads.
+	ran := func(ready corev1.ConditionStatus) []corev1.PodCondition {
+		var cs []corev1.PodCondition
+		for _, t := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled} {
+			status := corev1.ConditionTrue
+			if t == corev1.PodReady || t == corev1.ContainersReady {
+				status = ready
+			}
+			cs = append(cs, corev1.PodCondition{Type: t, Status: status, Reason: "PodCompleted", LastTransitionTime: metav1.Time{Time: now}})
+		}
+		return cs
+	}
 	pods := map[string]func(p *corev1.Pod){
 		"pending": func(p *corev1.Pod) { p.Status.Phase = corev1.PodPending },
+		"unschedulable": func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodPending
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available"}}
+		},
 		"waiting on its node": func(p *corev1.Pod) {
 			p.Spec.NodeName, p.Status.Phase = "node-1", corev1.PodPending
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "no such image"}}}}
@@ -53,8 +69,15 @@ func TestTrimmedPodsDecideAsWhole(t *testing.T) {
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "main", Image: "busybox:1.37", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 		},
 		"succeeded": func(p *corev1.Pod) {
-			p.Spec.NodeName, p.Status.Phase = "node-1", corev1.PodSucceeded
+			p.Spec.NodeName, p.Status.Phase, p.Status.Conditions = "node-1", corev1.PodSucceeded, ran(corev1.ConditionFalse)
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{terminated(0, "Completed")}
+		},
+		"succeeded beside a sidecar": func(p *corev1.Pod) {
+			p.Spec.NodeName, p.Status.Phase, p.Status.Conditions = "node-1", corev1.PodSucceeded, ran(corev1.ConditionFalse)
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "sidecar", Image: "busybox:1.37"})
+			sidecar := terminated(2, "Error")
+			sidecar.Name = "sidecar"
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{sidecar, terminated(0, "Completed")}
 		},
 		"failed": func(p *corev1.Pod) {
 			p.Spec.NodeName, p.Status.Phase = "node-1", corev1.PodFailed
@@ -66,7 +89,7 @@ func TestTrimmedPodsDecideAsWhole(t *testing.T) {
 		},
 		"disrupted": func(p *corev1.Pod) {
 			p.Spec.NodeName, p.Status.Phase = "node-1", corev1.PodFailed
-			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"}}
+			p.Status.Conditions = append(ran(corev1.ConditionFalse), corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{terminated(137, "Error")}
 		},
 		"ran an earlier spec": func(p *corev1.Pod) {
@@ -82,7 +105,12 @@ func TestTrimmedPodsDecideAsWhole(t *testing.T) {
 			set(whole)
 			trimmed, err := trimPod(whole.DeepCopy())
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(trimmed.(*corev1.Pod).Spec.Volumes).To(BeEmpty(), "trimmed")
+			kept := trimmed.(*corev1.Pod)
+			g.Expect(kept.Spec.Volumes).To(BeEmpty(), "trimmed")
+			g.Expect(kept.Spec.Containers).To(HaveLen(1), "the command's container only")
+			for _, c := range kept.Status.Conditions {
+				g.Expect(c.Type == corev1.DisruptionTarget || c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse).To(BeTrue(), "condition %s kept", c.Type)
+			}
 			got, want := lifecycle.Decide(at, []corev1.Pod{*trimmed.(*corev1.Pod)}, now), lifecycle.Decide(at, []corev1.Pod{*whole}, now)
 			// The Pods a decision releases are compared by identity: the
 			// release patches the Pod by its UID.
