@@ -65,7 +65,8 @@ func expectRefused(g Gomega, err error, claim string) {
 // run nor change or strip the claims of cnat's own Pods; the API server
 // itself refuses (the ValidatingAdmissionPolicy cnat-pod-claims), while
 // ordinary Pods and ordinary labels stay theirs, and the controller, as its
-// ServiceAccount, still creates and releases its Pods.
+// ServiceAccount, still creates and releases its Pods (and labels them
+// released, which a user may not do to a Pod that runs).
 func TestPodClaims(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
@@ -165,6 +166,13 @@ func TestPodClaims(t *testing.T) {
 		g.Expect(err).To(MatchError(ContainSubstring("may remove it")))
 	})
 
+	t.Run("labelling cnat's running Pod released is refused", func(t *testing.T) {
+		g := NewWithT(t)
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+cnatv1beta1.LabelReleased+`":"true"}}}`))
+		expectRefused(g, writer.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}}, patch),
+			"the label "+cnatv1beta1.LabelReleased+" says the At has recorded a Pod's run")
+	})
+
 	t.Run("an ordinary label on cnat's Pod is allowed", func(t *testing.T) {
 		g := NewWithT(t)
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"e2e"}}}`))
@@ -177,6 +185,7 @@ func TestPodClaims(t *testing.T) {
 	g.Expect(live.Labels).To(HaveKeyWithValue(cnatv1beta1.LabelAt, at.Name))
 	g.Expect(live.Labels).To(HaveKeyWithValue("team", "e2e"))
 	g.Expect(live.Finalizers).To(ContainElement(cnatv1beta1.TrackingFinalizer))
+	g.Expect(live.Labels).NotTo(HaveKey(cnatv1beta1.LabelReleased))
 
 	// And the controller, as its ServiceAccount, still runs the At to its end
 	// and releases its Pod (removes the finalizer).
@@ -188,4 +197,5 @@ func TestPodClaims(t *testing.T) {
 		g.Expect(admin.Get(ctx, key, live)).To(Succeed())
 		return live.Finalizers
 	}, timeout).ShouldNot(ContainElement(cnatv1beta1.TrackingFinalizer), "the controller released its Pod")
+	g.Expect(live.Labels).To(HaveKeyWithValue(cnatv1beta1.LabelReleased, "true"), "and labelled it released, in the same patch")
 }

@@ -111,6 +111,12 @@ const (
 	LabelAtUID = "cnat.programming-kubernetes.info/at-uid"
 	// LabelAttempt is the attempt number (1, 2, ...) a Pod runs.
 	LabelAttempt = "cnat.programming-kubernetes.info/attempt"
+	// LabelReleased ("true") is put on a Pod with the removal of its
+	// TrackingFinalizer: the At's status accounts for it (or its At is
+	// gone), and no decision reads it again. The controller's Pod cache
+	// selects Pods without it, so thousands of settled Ats keep none of
+	// their Pods in its memory.
+	LabelReleased = "cnat.programming-kubernetes.info/released"
 	// TrackingFinalizer keeps a Pod of cnat's in the API server until the
 	// controller has recorded the attempt's outcome in the At's status, so
 	// that no run can vanish uncounted and none is started twice. The

@@ -204,6 +204,9 @@ func (s *spoofing) tamper(ctx context.Context, pod *corev1.Pod) {
 		{"removing the at label", fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, cnatv1beta1.LabelAt)},
 		{"changing the at-uid label", fmt.Sprintf(`{"metadata":{"labels":{%q:"forged"}}}`, cnatv1beta1.LabelAtUID)},
 		{"changing the attempt label", fmt.Sprintf(`{"metadata":{"labels":{%q:"9"}}}`, cnatv1beta1.LabelAttempt)},
+		// Released, a Pod leaves the controller's cache: on a running Pod,
+		// the At would lose sight of its run.
+		{"labelling it released", fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, cnatv1beta1.LabelReleased)},
 		{"removing the ownerReference", `{"metadata":{"ownerReferences":null}}`},
 	} {
 		err := s.c.Patch(ctx, target, client.RawPatch(types.MergePatchType, []byte(p.patch)))

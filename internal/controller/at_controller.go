@@ -204,11 +204,14 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 }
 
 // release removes the tracking finalizer from a Pod whose attempt the At's
-// status accounts for, or whose At is gone. The patch removes only that
-// finalizer, and only from that very Pod (its UID).
+// status accounts for, or whose At is gone, and labels it released, which
+// takes it out of the controller's Pod cache (CacheOptions): no decision
+// reads it again. The patch touches only that finalizer and that label, and
+// only on that very Pod (its UID).
 func (r *AtReconciler) release(ctx context.Context, pod *corev1.Pod) error {
 	ctrl.LoggerFrom(ctx).V(1).Info("Releasing Pod", "pod", klog.KObj(pod))
-	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"$deleteFromPrimitiveList/finalizers":[%q]}}`, pod.UID, cnatv1beta1.TrackingFinalizer)
+	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"labels":{%q:"true"},"$deleteFromPrimitiveList/finalizers":[%q]}}`,
+		pod.UID, cnatv1beta1.LabelReleased, cnatv1beta1.TrackingFinalizer)
 	err := r.Client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner(cnatv1beta1.FieldManager))
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing the tracking finalizer of Pod %s: %w", pod.Name, err)

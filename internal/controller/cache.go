@@ -20,17 +20,27 @@ import (
 // so that its memory follows the number of Ats, and as little of each as
 // it can.
 //
-// Pods: only those cnat created (they carry the At label), and of each only
-// what a reconcile reads (trimPod): a Pod stays after its At finished, and
-// thousands of settled Ats keep thousands of Pods. Ats are not in it: the
-// controller keeps them in a store of its own (atStore).
+// Pods: only those cnat created (they carry the At label) and has not
+// released yet (no released label: a released Pod's outcome is in its At's
+// status, or its At is gone; the API server's watch reports it deleted from
+// the selection when release labels it), and of each only what a reconcile
+// reads (trimPod). A Pod stays in the cluster after its At finished, and
+// thousands of settled Ats would otherwise keep thousands of Pods in the
+// controller's memory. A reconcile that needs a Pod the cache does not show
+// lists the At's Pods from the API server (lifecycle's ConfirmPods), which
+// sees released Pods too. Ats are not in it: the controller keeps them in a
+// store of its own (atStore).
 func CacheOptions() cache.Options {
 	ownedByCnat, err := labels.NewRequirement(cnatv1beta1.LabelAt, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid label key
 	}
+	notReleased, err := labels.NewRequirement(cnatv1beta1.LabelReleased, selection.DoesNotExist, nil)
+	if err != nil {
+		panic(err) // a constant, valid label key
+	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: labels.NewSelector().Add(*ownedByCnat), Transform: trimPod},
+		&corev1.Pod{}: {Label: labels.NewSelector().Add(*ownedByCnat, *notReleased), Transform: trimPod},
 	}}
 }
 

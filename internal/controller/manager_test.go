@@ -73,7 +73,8 @@ func (h *harness) countAtGets(gets *atomic.Int32) func(context.Context, client.W
 }
 
 // TestManagerRunsAnAtOnTime runs an At in the manager, from creation to its
-// Pod's end, within the store's prefetch (it is whole until it settles).
+// Pod's end, within the store's prefetch (it is whole until it settles);
+// once settled, neither it nor its released Pod is held whole in memory.
 func TestManagerRunsAnAtOnTime(t *testing.T) {
 	h := newHarness(t)
 	var gets atomic.Int32
@@ -105,14 +106,24 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	h.g.Expect(pod.CreationTimestamp.Time).To(BeTemporally(">=", scheduled), "not before its time")
 
 	h.g.Eventually(phase, 10*time.Second).Should(Equal(cnatv1beta1.PhaseRunning))
+	var cached corev1.PodList
+	h.g.Expect(mgr.GetCache().List(h.ctx, &cached, client.InNamespace(h.ns))).To(Succeed())
+	h.g.Expect(cached.Items).To(ConsistOf(HaveField("Name", pod.Name)), "only cnat's Pods are cached")
 	beforeEnd := gets.Load()
 	h.finishPod(pod.Name, 0)
 	h.g.Eventually(phase, 10*time.Second).Should(Equal(cnatv1beta1.PhaseSucceeded))
 	h.g.Expect(h.at("soon").Status.ExitCode).To(Equal(ptr.To[int32](0)))
 
-	var cached corev1.PodList
-	h.g.Expect(mgr.GetCache().List(h.ctx, &cached, client.InNamespace(h.ns))).To(Succeed())
-	h.g.Expect(cached.Items).To(ConsistOf(HaveField("Name", pod.Name)), "only cnat's Pods are cached")
+	// Released, the Pod leaves the cache, and stays in the cluster labelled
+	// so: a settled At costs the controller no Pod in memory.
+	h.g.Eventually(func(g Gomega) []corev1.Pod {
+		g.Expect(mgr.GetCache().List(h.ctx, &cached, client.InNamespace(h.ns))).To(Succeed())
+		return cached.Items
+	}, 5*time.Second, 20*time.Millisecond).Should(BeEmpty(), "a released Pod leaves the cache")
+	released := h.pods("soon")
+	h.g.Expect(released).To(ConsistOf(HaveField("Name", pod.Name)), "the Pod stays")
+	h.g.Expect(released[0].Labels).To(HaveKeyWithValue(cnatv1beta1.LabelReleased, "true"))
+	h.g.Expect(released[0].Finalizers).NotTo(ContainElement(cnatv1beta1.TrackingFinalizer))
 
 	// Settled — its status written, its Pod released — the At is kept
 	// compact, and nothing reads it from the API server meanwhile. A later

@@ -60,7 +60,8 @@ type modelWorld struct {
 	pods map[string]*corev1.Pod
 
 	// cache is what the controller's informers show: a snapshot taken at
-	// some earlier step.
+	// some earlier step, of the Pods not yet released (the controller's Pod
+	// cache selects on the released label's absence).
 	cacheAt   *cnatv1beta1.At
 	cachePods []corev1.Pod
 
@@ -152,7 +153,10 @@ func (w *modelWorld) refreshCache() {
 	if w.at != nil {
 		w.cacheAt = w.at.DeepCopy()
 	}
-	w.cachePods = w.listPods()
+	w.cachePods = slices.DeleteFunc(w.listPods(), func(p corev1.Pod) bool {
+		_, released := p.Labels[cnatv1beta1.LabelReleased]
+		return released
+	})
 }
 
 func (w *modelWorld) listPods() []corev1.Pod {
@@ -261,6 +265,10 @@ func (e modelEffects) Release(p *corev1.Pod) error {
 	}
 	w.checkRelease(live)
 	live.Finalizers = nil
+	if live.Labels == nil {
+		live.Labels = map[string]string{}
+	}
+	live.Labels[cnatv1beta1.LabelReleased] = "true"
 	if live.DeletionTimestamp != nil {
 		w.podLeaves(live)
 	}
