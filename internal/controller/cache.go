@@ -80,8 +80,8 @@ func trimAt(obj any) (any, error) {
 // disruption, the scheduler's refusal); and its status without what
 // identifies images, containers and addresses. The rest of the spec — the
 // containers, volumes, the template the user wrote — and the routine
-// conditions of a Pod that ran are most of its size, and a Pod stays after
-// its At finished: thousands of settled Ats keep thousands of Pods.
+// conditions of a Pod that ran are most of its size, and a burst of Ats due
+// together has thousands of Pods in the cache until they are released.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
