@@ -3,7 +3,6 @@ package controller
 import (
 	"maps"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,7 +92,7 @@ func trimPod(obj any) (any, error) {
 	})
 	var containers []corev1.Container
 	if len(pod.Spec.Containers) > 0 {
-		containers = commandContainer(pod.Spec.Containers[0].Name)
+		containers = []corev1.Container{{Name: pod.Spec.Containers[0].Name}}
 	}
 	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, Containers: containers}
 	var conditions []corev1.PodCondition
@@ -112,31 +111,4 @@ func trimPod(obj any) (any, error) {
 		}
 	}
 	return pod, nil
-}
-
-// commandContainers holds the containers trimmed Pods share: one container
-// with nothing but its name (a corev1.Container is 400 bytes even so), for
-// the few names the command's container has across Ats — at most
-// maxSharedContainers of them; past that, each Pod has its own. Cached Pods
-// are never changed in place (the cache hands out deep copies).
-var commandContainers = struct {
-	sync.Mutex
-	byName map[string][]corev1.Container
-}{byName: map[string][]corev1.Container{}}
-
-const maxSharedContainers = 256
-
-// commandContainer is the container list of a trimmed Pod whose first
-// container is named name.
-func commandContainer(name string) []corev1.Container {
-	commandContainers.Lock()
-	defer commandContainers.Unlock()
-	if c, ok := commandContainers.byName[name]; ok {
-		return c
-	}
-	c := []corev1.Container{{Name: name}}
-	if len(commandContainers.byName) < maxSharedContainers {
-		commandContainers.byName[name] = c
-	}
-	return c
 }
