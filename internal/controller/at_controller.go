@@ -111,7 +111,11 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	if res.Until.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	wait := max(res.Until.Sub(now), 0)
+	// Counted from now, not from the reconcile's start: the work queue
+	// counts the wait from when it is handed the result, and a reconcile
+	// whose status write took seconds (an API server busy admitting a
+	// burst) would otherwise wake the At as much after its time.
+	wait := max(res.Until.Sub(r.Clock.Now()), 0)
 	// A long wait is the store's heap's, not a timer of the work queue's:
 	// it wakes the At prefetch ahead, and the reconcile then sets the short
 	// wait that remains.

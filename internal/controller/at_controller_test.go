@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -560,4 +561,25 @@ func TestSchemaRefusesBadInput(t *testing.T) {
 	long := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("a", 64), Namespace: h.ns}, Spec: cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo"}}
 	err := apiClient.Create(h.ctx, long)
 	h.g.Expect(err).To(MatchError(ContainSubstring("metadata.name must be at most 63 characters")))
+}
+
+// TestSlowStatusWriteDoesNotDelayTheStart: the status write of an At's
+// first reconcile takes three seconds (an API server busy admitting a
+// thousand Ats). The timer that wakes the At is counted from when the
+// reconcile ends, so the At still wakes at its time, not three seconds
+// after it.
+func TestSlowStatusWriteDoesNotDelayTheStart(t *testing.T) {
+	h := newHarness(t)
+	h.r = h.newReconciler(interceptor.Funcs{
+		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			h.clock.Step(3 * time.Second)
+			return c.SubResource(sub).Apply(ctx, obj, opts...)
+		},
+	})
+	h.createAt("slow", cnatv1beta1.AtSpec{Schedule: schedule(start.Add(time.Minute)), Command: "true"})
+
+	res := h.reconcile("slow")
+	h.g.Expect(h.at("slow").Status.Phase).To(Equal(cnatv1beta1.PhasePending), "the status was written")
+	h.g.Expect(h.clock.Now().Add(res.RequeueAfter)).To(BeTemporally("~", start.Add(time.Minute), 100*time.Millisecond),
+		"woken at its time, counted from the end of the reconcile")
 }
