@@ -54,7 +54,7 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, " ") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-var knownStages = []string{"raw", "cnat", "cronjob", "admission"}
+var knownStages = []string{"raw", "shaped", "cnat", "cronjob", "admission"}
 
 // outputFlags are left out of the command line the report shows: they say
 // where results go, not what was measured.
@@ -63,7 +63,7 @@ var outputFlags = []string{"kubeconfig", "controller-log", "json", "doc", "plot"
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	stages := fs.String("stages", "raw,cnat,cronjob", "Comma-separated stages to run, in order: raw (the limit), cnat, cronjob, admission (N ConfigMaps, N Pods and N pending Ats created at -concurrency: the rates).")
+	stages := fs.String("stages", "raw,cnat,cronjob", "Comma-separated stages to run, in order: raw (the limit), shaped (raw creates of Pods shaped as cnat's), cnat, cronjob, admission (N ConfigMaps, N Pods and N pending Ats created at -concurrency: the rates).")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", ".local/kubeconfig", "Kubeconfig of the local cluster, with administrator rights.")
 	fs.IntVar(&o.n, "n", 1000, "Units per stage: Ats, raw Pods, CronJobs, all due at one instant.")
 	fs.IntVar(&o.concurrency, "concurrency", 20, "Concurrent requests of the bench's unthrottled client (raw Pods, creating Ats and CronJobs).")
@@ -247,7 +247,9 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 			var s *Stage
 			switch name {
 			case "raw":
-				s, err = b.runRaw(ctx)
+				s, err = b.runRaw(ctx, false)
+			case "shaped":
+				s, err = b.runRaw(ctx, true)
 			case "cnat":
 				s, err = b.runCnat(ctx)
 			case "cronjob":

@@ -42,6 +42,7 @@ func plotLateness(r *Result, path string) error {
 	var all []series
 	colors := map[string]color.Color{
 		"raw":     color.RGBA{R: 90, G: 90, B: 90, A: 255},
+		"shaped":  color.RGBA{R: 44, G: 160, B: 44, A: 255},
 		"cnat":    color.RGBA{R: 31, G: 119, B: 180, A: 255},
 		"cronjob": color.RGBA{R: 214, G: 39, B: 40, A: 255},
 	}

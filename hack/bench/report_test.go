@@ -105,7 +105,7 @@ func TestParseFlagsRefusesBadInput(t *testing.T) {
 	g := NewWithT(t)
 	for args, want := range map[string]string{
 		"-n 0":               "-n: 0 is too small",
-		"-stages raw,kueue":  `-stages: unknown stage "kueue"; accepted: raw, cnat, cronjob`,
+		"-stages raw,kueue":  `-stages: unknown stage "kueue"; accepted: raw, shaped, cnat, cronjob`,
 		"-concurrency -1":    "-concurrency: -1 is too small",
 		"-timeout 0s":        "-timeout",
 		"-n 10 extra":        "unexpected arguments",

@@ -19,6 +19,7 @@ import (
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 	"github.com/programming-kubernetes/cnat/hack/internal/judge"
 	"github.com/programming-kubernetes/cnat/hack/internal/launch"
+	"github.com/programming-kubernetes/cnat/internal/apply"
 )
 
 // Stage is the measurement of one way of starting N Pods at one instant T.
@@ -87,11 +88,40 @@ func isPodWrite(k RequestKey) bool {
 }
 
 // runRaw creates N Pods from concurrency goroutines as fast as the API
-// server takes them: the limit every controller is measured against.
-func (b *bench) runRaw(ctx context.Context) (*Stage, error) {
-	ns := b.opts.namespacePrefix + "-raw"
+// server takes them: the limit every controller is measured against. With
+// shaped, each Pod is the Pod cnat's controller would create for a bench
+// At (apply.NewPod: an owner reference with blockOwnerDeletion, the tracking
+// finalizer, labels, annotations, the restricted security context) instead
+// of a bare one: what the heavier Pod alone costs the API server, without
+// the controller. Its at label is renamed, so that the controller's Pod
+// cache does not select it, and its owner is one At of the stage, due in a
+// year, so that the garbage collector keeps it.
+func (b *bench) runRaw(ctx context.Context, shaped bool) (*Stage, error) {
+	name, title := "raw", fmt.Sprintf("raw Pod creates, unthrottled client, concurrency %d (the limit)", b.opts.concurrency)
+	if shaped {
+		name, title = "shaped", fmt.Sprintf("raw creates of Pods shaped as cnat's, concurrency %d", b.opts.concurrency)
+	}
+	ns := b.opts.namespacePrefix + "-" + name
 	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
 		return nil, err
+	}
+	newPod := func(i int, _ time.Time) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", name, i)}, Spec: simulatedPodSpec()}
+	}
+	if shaped {
+		uids, err := b.createAts(ctx, ns, "owner", 1, time.Now().Add(365*24*time.Hour))
+		if err != nil {
+			return nil, err
+		}
+		owner := benchAt("owner-000000", time.Now())
+		owner.Namespace, owner.UID, owner.Generation = ns, uids["owner-000000"], 1
+		newPod = func(i int, t time.Time) *corev1.Pod {
+			pod := apply.NewPod(owner, 1, t, apply.PodOptions{})
+			pod.Name = fmt.Sprintf("%s-%05d", name, i)
+			pod.Labels[shapedAtLabel] = pod.Labels[cnatv1beta1.LabelAt]
+			delete(pod.Labels, cnatv1beta1.LabelAt)
+			return pod
+		}
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -103,10 +133,10 @@ func (b *bench) runRaw(ctx context.Context) (*Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	stage := &Stage{Name: "raw", Title: fmt.Sprintf("raw Pod creates, unthrottled client, concurrency %d (the limit)", b.opts.concurrency), N: b.opts.n}
+	stage := &Stage{Name: name, Title: title, N: b.opts.n}
 	stage.T = time.Now()
 	err = forEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("raw-%05d", i)}, Spec: simulatedPodSpec()}
+		pod := newPod(i, stage.T)
 		if _, err := b.c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating Pod %s/%s: %w", ns, pod.Name, err)
 		}
@@ -123,6 +153,12 @@ func (b *bench) runRaw(ctx context.Context) (*Stage, error) {
 	}
 	stage.Requests = after.since(before)
 	stage.WritesPerUnit = sumRequests(stage.Requests, isPodWrite) / float64(b.opts.n)
+	if shaped {
+		// Nothing releases them: the bench does, once measured.
+		if err := stripPodFinalizers(ctx, b.c.Kube, ns); err != nil {
+			return nil, err
+		}
+	}
 
 	pods := rec.snapshot(kindPod)
 	var lateness []time.Duration
@@ -134,7 +170,7 @@ func (b *bench) runRaw(ctx context.Context) (*Stage, error) {
 	}
 	outcomes := make([]judge.Outcome, b.opts.n)
 	for i := range outcomes {
-		name := fmt.Sprintf("raw-%05d", i)
+		name := fmt.Sprintf("%s-%05d", name, i)
 		s, seen := byName[name]
 		outcomes[i] = judge.Outcome{Name: name, Allowed: 1, Terminal: seen && !s.terminal.IsZero()}
 		if seen {
@@ -144,6 +180,10 @@ func (b *bench) runRaw(ctx context.Context) (*Stage, error) {
 	stage.finish(lateness, outcomes, watchLag(pods))
 	return stage, nil
 }
+
+// shapedAtLabel stands for cnat's at label on the shaped stage's Pods: as
+// long, but not selected by the controller's Pod cache.
+const shapedAtLabel = "cnat.programming-kubernetes.info/xx"
 
 // finish fills in the lateness distribution and the verdict.
 func (s *Stage) finish(firstPod []time.Duration, outcomes []judge.Outcome, lag time.Duration) {
