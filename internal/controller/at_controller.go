@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -67,6 +68,9 @@ type AtReconciler struct {
 
 	// conflicts is the backoff of Ats whose status write conflicted.
 	conflicts conflicts
+
+	// holdList wraps the store's ListerWatcher: tests hold its list back.
+	holdList func(cache.ListerWatcher) cache.ListerWatcher
 }
 
 // podsByAt is the name of the cache index of Pods by the At label's value.
@@ -251,9 +255,13 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 		clk = clock.RealClock{}
 	}
 	r.ats = newAtStore(clk, r.Prefetch, mgr.GetLogger().WithName("ats"))
+	r.ats.reader = r.APIReader
 	lw, err := atListWatch(mgr)
 	if err != nil {
 		return err
+	}
+	if r.holdList != nil {
+		lw = r.holdList(lw)
 	}
 	if err := mgr.Add(storeRunnable{store: r.ats, lw: lw}); err != nil {
 		return fmt.Errorf("adding the At store: %w", err)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
@@ -60,7 +61,9 @@ type atStore struct {
 	wakes   wakeHeap
 	// queue is the controller's, once it started (the store runs on every
 	// replica, the controller on the leader only).
-	queue  workqueue.TypedRateLimitingInterface[reconcile.Request]
+	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
+	// reader reads from the API server (dueWhileListing).
+	reader client.Reader
 	rearm  chan struct{}
 	synced chan struct{}
 	once   sync.Once
@@ -569,6 +572,9 @@ func (s *atStore) attach(ctx context.Context, queue workqueue.TypedRateLimitingI
 	}
 	s.mu.Unlock()
 	go s.runWakes(ctx)
+	if s.reader != nil {
+		go s.dueWhileListing(ctx, s.reader)
+	}
 }
 
 // runWakes hands the At of each wake-up that is due to the queue, with one

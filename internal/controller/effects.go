@@ -33,12 +33,18 @@ type effects struct {
 var _ lifecycle.Effects = (*effects)(nil)
 
 // CachedAt is the At from the store; one the store holds compact is read
-// from the API server and offered back to it (atStore).
+// from the API server and offered back to it (atStore), and one it does not
+// know while it still lists every At is read from the API server.
 func (e *effects) CachedAt() (*cnatv1beta1.At, error) {
 	if e.r.ats == nil {
 		return e.read(e.r.readAt(e.ctx, e.r.Client, e.key))
 	}
 	at, found := e.r.ats.get(e.key)
+	if !found && !e.r.ats.listed() {
+		// Not listed yet: due while the store lists (dueWhileListing), or
+		// an event of one of its Pods.
+		return e.read(e.r.readAt(e.ctx, e.r.APIReader, e.key))
+	}
 	if at != nil || !found {
 		return e.read(at, nil)
 	}

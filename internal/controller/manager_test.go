@@ -13,6 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,7 +38,7 @@ func (h *harness) startManager(prefetch time.Duration) (*AtReconciler, *promethe
 
 // startManagerWith is startManager with the reconciler's reads from the API
 // server going through funcs first.
-func (h *harness) startManagerWith(prefetch time.Duration, funcs interceptor.Funcs) (*AtReconciler, *prometheus.Registry, ctrl.Manager) {
+func (h *harness) startManagerWith(prefetch time.Duration, funcs interceptor.Funcs, opts ...func(*AtReconciler)) (*AtReconciler, *prometheus.Registry, ctrl.Manager) {
 	h.t.Helper()
 	mgr, err := ctrl.NewManager(testConfig, ctrl.Options{
 		Scheme:                 testScheme,
@@ -55,6 +58,9 @@ func (h *harness) startManagerWith(prefetch time.Duration, funcs interceptor.Fun
 		Pods:      apply.PodOptions{DefaultImage: "busybox:1.37"},
 		Metrics:   NewMetrics(registry),
 		Prefetch:  prefetch,
+	}
+	for _, opt := range opts {
+		opt(r)
 	}
 	h.g.Expect(r.SetupWithManager(mgr, 2)).To(Succeed())
 	go func() { _ = mgr.Start(h.ctx) }()
@@ -220,4 +226,57 @@ func TestRestartKeepsPendingAtsCompact(t *testing.T) {
 	pods := func(g Gomega) []corev1.Pod { return h.podsWith(g, "soon") }
 	h.g.Eventually(pods, 20*time.Second, 50*time.Millisecond).Should(HaveLen(1))
 	h.g.Expect(h.pods("soon")[0].CreationTimestamp.Time).To(BeTemporally(">=", soon), "not before its time")
+}
+
+// heldListWatch holds the store's list and watch back until release is
+// closed: a restart whose list of every At takes long.
+type heldListWatch struct {
+	*cache.ListWatch
+	release <-chan struct{}
+}
+
+func (l heldListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	select {
+	case <-l.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return l.ListWatch.ListWithContext(ctx, opts)
+}
+
+func (l heldListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	select {
+	case <-l.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return l.ListWatch.WatchWithContext(ctx, opts)
+}
+
+// TestAtDueWhileTheStoreListsStartsOnTime: after a restart, the store's
+// list of every At is held back past an At's time (beside 100 000 Ats, an
+// At late in the list's key order is listed only after its time). The At
+// still starts at its time, while the store lists: the controller asks the
+// API server each second which Ats are due.
+func TestAtDueWhileTheStoreListsStartsOnTime(t *testing.T) {
+	h := newHarness(t)
+	soon := time.Now().Add(4 * time.Second).Truncate(time.Second)
+	h.clock.SetTime(time.Now())
+	h.createAt("soon", cnatv1beta1.AtSpec{Schedule: schedule(soon), Command: "true"})
+	h.reconcile("soon")
+	h.g.Expect(h.at("soon").Status.ScheduledTime.Time).To(BeTemporally("==", soon))
+
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	r, _, mgr := h.startManagerWith(0, interceptor.Funcs{}, func(r *AtReconciler) {
+		r.holdList = func(lw cache.ListerWatcher) cache.ListerWatcher { return heldListWatch{lw.(*cache.ListWatch), release} }
+	})
+	h.g.Expect(mgr.GetCache().WaitForCacheSync(h.ctx)).To(BeTrue())
+
+	pods := func(g Gomega) []corev1.Pod { return h.podsWith(g, "soon") }
+	h.g.Eventually(pods, 10*time.Second, 50*time.Millisecond).Should(HaveLen(1))
+	h.g.Expect(r.ats.listed()).To(BeFalse(), "started while the store still lists")
+	created := h.pods("soon")[0].CreationTimestamp.Time
+	h.g.Expect(created).To(BeTemporally(">=", soon), "not before its time")
+	h.g.Expect(created).To(BeTemporally("<=", soon.Add(time.Second)), "at its time (to the second), not when the list is done")
 }
