@@ -151,10 +151,7 @@ func (c *dueReads) end(key dueInstant) {
 // those waiting for it.
 func (l *dueList) read(ctx context.Context, reader client.Reader, key dueInstant) {
 	defer close(l.done)
-	var ats metav1.PartialObjectMetadataList
-	ats.SetGroupVersionKind(cnatv1beta1.GroupVersion.WithKind("AtList"))
-	err := reader.List(ctx, &ats, client.InNamespace(key.namespace),
-		client.MatchingFields{cnatv1beta1.FieldScheduledTime: key.due.Format(time.RFC3339)})
+	ats, err := listDue(ctx, reader, key.due, client.InNamespace(key.namespace))
 	if err != nil {
 		l.err = fmt.Errorf("listing the Ats due at %s: %w", key.due.Format(time.RFC3339), err)
 		ctrl.LoggerFrom(ctx).V(1).Info("Confirming each start with its own read", "reason", l.err.Error())
@@ -193,4 +190,14 @@ func (l *dueList) take(cached *cnatv1beta1.At) bool {
 	at, ok := l.ats[key]
 	delete(l.ats, key)
 	return ok && at.uid == cached.UID && at.resourceVersion == cached.ResourceVersion
+}
+
+// listDue lists, from the API server, the metadata of the Ats whose
+// status.scheduledTime is due (a selectable field; the status records times
+// to the second), in the namespace opts name or in every one.
+func listDue(ctx context.Context, reader client.Reader, due time.Time, opts ...client.ListOption) (*metav1.PartialObjectMetadataList, error) {
+	ats := &metav1.PartialObjectMetadataList{}
+	ats.SetGroupVersionKind(cnatv1beta1.GroupVersion.WithKind("AtList"))
+	opts = append(opts, client.MatchingFields{cnatv1beta1.FieldScheduledTime: due.UTC().Format(time.RFC3339)})
+	return ats, reader.List(ctx, ats, opts...)
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-
-	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
 // dueWhileListing starts, on time, the Ats that come due while the store
@@ -26,9 +23,7 @@ import (
 func (s *atStore) dueWhileListing(ctx context.Context, reader client.Reader) {
 	due := s.clock.Now().Truncate(time.Second).Add(time.Second)
 	for {
-		var ats metav1.PartialObjectMetadataList
-		ats.SetGroupVersionKind(cnatv1beta1.GroupVersion.WithKind("AtList"))
-		err := reader.List(ctx, &ats, client.MatchingFields{cnatv1beta1.FieldScheduledTime: due.UTC().Format(time.RFC3339)})
+		ats, err := listDue(ctx, reader, due)
 		if err != nil {
 			s.log.V(1).Info("Could not list the Ats due while listing every At", "due", due, "error", err.Error())
 		}

@@ -235,20 +235,26 @@ type heldListWatch struct {
 	release <-chan struct{}
 }
 
-func (l heldListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+// held waits for release, or for ctx to end.
+func (l heldListWatch) held(ctx context.Context) error {
 	select {
 	case <-l.release:
+		return nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
+	}
+}
+
+func (l heldListWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	if err := l.held(ctx); err != nil {
+		return nil, err
 	}
 	return l.ListWatch.ListWithContext(ctx, opts)
 }
 
 func (l heldListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	select {
-	case <-l.release:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := l.held(ctx); err != nil {
+		return nil, err
 	}
 	return l.ListWatch.WatchWithContext(ctx, opts)
 }

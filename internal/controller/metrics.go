@@ -131,9 +131,7 @@ func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
-	select {
-	case <-c.ats.synced:
-	default:
+	if !c.ats.listed() {
 		return // no counts from half a list: the series are absent until every At is listed
 	}
 	counts := map[cnatv1beta1.Phase]int{
