@@ -78,7 +78,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.docPath, "doc", "", "Markdown file whose bench section (between the bench's markers) gets the latest tables (empty: none).")
 	fs.StringVar(&o.plotPath, "plot", "", "Where to draw the lateness plot, .svg or .png (empty: none).")
 	fs.BoolVar(&o.memorySettled, "memory-settled", false, "After the cnat stage, restart the controller and read its memory with the N settled Ats.")
-	fs.IntVar(&o.memoryPending, "memory-pending", 0, "Read the controller's memory, restarted, with this many pending Ats (due in a day) and at the steps of a 1-2-5 series from 1 000 below it: time until it listed every At, peak RSS, RSS; and how late an At due 30 s after the last restart starts (0: skip).")
+	fs.IntVar(&o.memoryPending, "memory-pending", 0, "Read the controller's memory, restarted, with this many pending Ats (due in a day) and at the steps of a 1-2-5 series from 1 000 below it: time until it listed every At, peak RSS, RSS; and how late an At due 10 s after the last restart, while it still lists, starts (0: skip).")
 	fs.StringVar(&o.memoryBefore, "memory-before-controller", "", "A controller binary (such as one built from an earlier commit) read at each -memory-pending step too, on the same Ats: the before line.")
 	fs.StringVar(&o.memoryPlotPath, "memory-plot", "", "Where to draw the RSS of the -memory-pending steps against the number of pending Ats, .svg or .png (empty: none).")
 	fs.IntVar(&o.memoryUnrelated, "memory-unrelated-pods", 0, "Read the controller's memory before and after this many Pods that are not cnat's (0: skip).")

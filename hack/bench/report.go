@@ -136,7 +136,7 @@ func renderTables(r *Result) string {
 		for _, m := range r.Memory {
 			mrows = append(mrows, []string{m.Situation, mib(m.RSSBytes), mib(m.PeakRSSBytes), dash(m.ListedSeconds), fmtSeconds(m.SettleSeconds), dash(m.CreationSeconds)})
 			if m.CanaryLatenessSeconds != nil {
-				canary = append(canary, fmt.Sprintf("An At due 30 s after the restart with %d pending Ats (%s) had its Pod %s after its time.", m.PendingAts, m.Controller, fmtSeconds(*m.CanaryLatenessSeconds)))
+				canary = append(canary, fmt.Sprintf("An At due %s after the restart with %d pending Ats (%s) had its Pod %s after its time.", fmtSeconds(m.CanaryDueSeconds), m.PendingAts, m.Controller, fmtSeconds(*m.CanaryLatenessSeconds)))
 			}
 		}
 		b.WriteString(markdownTable([]string{"situation", "RSS", "peak RSS", "every At listed after", "idle after", "creating the objects took"}, mrows))

@@ -46,7 +46,7 @@ func fixture() *Result {
 		Memory: []MemoryReading{
 			{Situation: "no Ats", RSSBytes: 40 << 20, PeakRSSBytes: 45 << 20, SettleSeconds: 3.1},
 			{Situation: "100000 pending Ats (this build)", PendingAts: 100000, Controller: thisBuild, RSSBytes: 120 << 20, PeakRSSBytes: 140 << 20,
-				SettleSeconds: 4, ListedSeconds: 12.5, CanaryLatenessSeconds: ptr.To(0.25)},
+				SettleSeconds: 4, ListedSeconds: 12.5, CanaryLatenessSeconds: ptr.To(0.25), CanaryDueSeconds: 10},
 		},
 	}
 }
@@ -64,7 +64,7 @@ func TestRenderTables(t *testing.T) {
 		"| `POST pods` | 1.00 |  |  |",
 		"| no Ats | 40 MiB | 45 MiB | — | 3.10 s | — |",
 		"| 100000 pending Ats (this build) | 120 MiB | 140 MiB | 12.5 s | 4.00 s | — |",
-		"An At due 30 s after the restart with 100000 pending Ats (this build) had its Pod 0.25 s after its time.",
+		"An At due 10.0 s after the restart with 100000 pending Ats (this build) had its Pod 0.25 s after its time.",
 		// Shown because cnat made 0.02 per unit; the raw stage's 0.002 is not 0.
 		"| `GET secrets` | <0.01 | 0.02 |  |",
 	} {
