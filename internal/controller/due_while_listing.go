@@ -4,9 +4,12 @@ import (
 	"context"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
 // dueWhileListing starts, on time, the Ats that come due while the store
@@ -17,24 +20,22 @@ import (
 // for the Ats due at the coming whole second — status.scheduledTime is a
 // selectable field, and the status records times to the second — and
 // those the store does not know yet are handed to the queue at that
-// instant. A reconcile reads an At the store does not know from the API
-// server while the store lists (effects.CachedAt). Ats already overdue at
-// the start wait for the list, as they would without this.
+// instant. An At the controller has not written yet (created while it was
+// down, or while it lists) has no status.scheduledTime: its time is in its
+// spec only. It is asked for too (status.phase is empty, a page of
+// newPerPoll at a time) and handed to the queue at once; its reconcile
+// writes its status and sets its timer. A reconcile reads an At the store
+// does not know from the API server while the store lists
+// (effects.CachedAt). Ats already overdue at the start, and Ats whose
+// schedule was edited while the controller was down (their status still
+// names the old time), wait for the list, as they would without this.
 func (s *atStore) dueWhileListing(ctx context.Context, reader client.Reader) {
 	due := s.clock.Now().Truncate(time.Second).Add(time.Second)
 	for {
 		ats, err := listDue(ctx, reader, due)
-		if err != nil {
-			s.log.V(1).Info("Could not list the Ats due while listing every At", "due", due, "error", err.Error())
-		}
-		s.mu.Lock()
-		for _, at := range ats.Items {
-			key := types.NamespacedName{Namespace: at.Namespace, Name: at.Name}
-			if s.entries[key] == nil && s.queue != nil {
-				s.queue.AddAfter(reconcile.Request{NamespacedName: key}, max(due.Sub(s.clock.Now()), 0)+wakeUpPad)
-			}
-		}
-		s.mu.Unlock()
+		s.addUnknown(ats, err, due)
+		unwritten, err := listUnwritten(ctx, reader)
+		s.addUnknown(unwritten, err, time.Time{})
 		// The next instant is asked for a second ahead of it.
 		select {
 		case <-ctx.Done():
@@ -44,6 +45,44 @@ func (s *atStore) dueWhileListing(ctx context.Context, reader client.Reader) {
 		case <-s.clock.After(due.Sub(s.clock.Now())):
 		}
 		due = due.Add(time.Second)
+	}
+}
+
+// newPerPoll bounds the Ats not written yet that dueWhileListing asks for
+// each second: the first page of them in key order, which their reconciles
+// take out of the selection by writing their status.
+const newPerPoll = 500
+
+// listUnwritten lists, from the API server, the metadata of Ats whose
+// status the controller has not written yet (no status.phase).
+func listUnwritten(ctx context.Context, reader client.Reader) (*metav1.PartialObjectMetadataList, error) {
+	ats := &metav1.PartialObjectMetadataList{}
+	ats.SetGroupVersionKind(cnatv1beta1.GroupVersion.WithKind("AtList"))
+	return ats, reader.List(ctx, ats, client.MatchingFields{cnatv1beta1.FieldPhase: ""}, client.Limit(newPerPoll))
+}
+
+// addUnknown hands to the queue, at the instant at (zero: now), the listed
+// Ats the store does not know yet.
+func (s *atStore) addUnknown(ats *metav1.PartialObjectMetadataList, err error, at time.Time) {
+	if err != nil {
+		s.log.V(1).Info("Could not list the Ats due while listing every At", "error", err.Error())
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.queue == nil {
+		return
+	}
+	for _, item := range ats.Items {
+		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
+		if s.entries[key] != nil {
+			continue
+		}
+		if at.IsZero() {
+			s.queue.Add(reconcile.Request{NamespacedName: key})
+			continue
+		}
+		s.queue.AddAfter(reconcile.Request{NamespacedName: key}, max(at.Sub(s.clock.Now()), 0)+wakeUpPad)
 	}
 }
 

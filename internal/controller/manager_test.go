@@ -263,7 +263,8 @@ func (l heldListWatch) WatchWithContext(ctx context.Context, opts metav1.ListOpt
 // list of every At is held back past an At's time (beside 100 000 Ats, an
 // At late in the list's key order is listed only after its time). The At
 // still starts at its time, while the store lists: the controller asks the
-// API server each second which Ats are due.
+// API server each second which Ats are due. So does an At created while no
+// controller ran, whose time is in its spec only (no status yet).
 func TestAtDueWhileTheStoreListsStartsOnTime(t *testing.T) {
 	h := newHarness(t)
 	soon := time.Now().Add(4 * time.Second).Truncate(time.Second)
@@ -271,6 +272,10 @@ func TestAtDueWhileTheStoreListsStartsOnTime(t *testing.T) {
 	h.createAt("soon", cnatv1beta1.AtSpec{Schedule: schedule(soon), Command: "true"})
 	h.reconcile("soon")
 	h.g.Expect(h.at("soon").Status.ScheduledTime.Time).To(BeTemporally("==", soon))
+	// Created while no controller runs: no status, its time in its spec only.
+	fresh := soon.Add(time.Second)
+	h.createAt("fresh", cnatv1beta1.AtSpec{Schedule: schedule(fresh), Command: "true"})
+	h.g.Expect(h.at("fresh").Status.Phase).To(BeEmpty())
 
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
@@ -279,10 +284,12 @@ func TestAtDueWhileTheStoreListsStartsOnTime(t *testing.T) {
 	})
 	h.g.Expect(mgr.GetCache().WaitForCacheSync(h.ctx)).To(BeTrue())
 
-	pods := func(g Gomega) []corev1.Pod { return h.podsWith(g, "soon") }
-	h.g.Eventually(pods, 10*time.Second, 50*time.Millisecond).Should(HaveLen(1))
-	h.g.Expect(r.ats.listed()).To(BeFalse(), "started while the store still lists")
-	created := h.pods("soon")[0].CreationTimestamp.Time
-	h.g.Expect(created).To(BeTemporally(">=", soon), "not before its time")
-	h.g.Expect(created).To(BeTemporally("<=", soon.Add(time.Second)), "at its time (to the second), not when the list is done")
+	for name, due := range map[string]time.Time{"soon": soon, "fresh": fresh} {
+		pods := func(g Gomega) []corev1.Pod { return h.podsWith(g, name) }
+		h.g.Eventually(pods, 10*time.Second, 50*time.Millisecond).Should(HaveLen(1), name)
+		h.g.Expect(r.ats.listed()).To(BeFalse(), "%s started while the store still lists", name)
+		created := h.pods(name)[0].CreationTimestamp.Time
+		h.g.Expect(created).To(BeTemporally(">=", due), "%s not before its time", name)
+		h.g.Expect(created).To(BeTemporally("<=", due.Add(time.Second)), "%s at its time (to the second), not when the list is done", name)
+	}
 }
