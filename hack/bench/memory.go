@@ -158,6 +158,19 @@ func (b *bench) readRestart(ctx context.Context, which string, pending int, cana
 		bin = b.opts.memoryBefore
 	}
 	started := time.Now()
+	// The canary is watched for from the restart on, beside the wait for
+	// the list: its Pod may come before the list is done.
+	type canaryResult struct {
+		late float64
+		err  error
+	}
+	canaryDone := make(chan canaryResult, 1)
+	if canary != nil {
+		go func() {
+			late, err := canary.wait(ctx, b.c, 5*time.Minute)
+			canaryDone <- canaryResult{late, err}
+		}()
+	}
 	if err := b.restartControllerFrom(ctx, bin); err != nil {
 		return MemoryReading{}, err
 	}
@@ -171,11 +184,11 @@ func (b *bench) readRestart(ctx context.Context, which string, pending int, cana
 	}
 	var lateness *float64
 	if canary != nil {
-		late, err := canary.wait(ctx, b.c, 5*time.Minute)
-		if err != nil {
-			return MemoryReading{}, err
+		res := <-canaryDone
+		if res.err != nil {
+			return MemoryReading{}, res.err
 		}
-		lateness = &late
+		lateness = &res.late
 	}
 	r, err := b.readMemory(ctx, fmt.Sprintf("%d pending Ats (%s)", pending, which))
 	if err != nil {
