@@ -196,8 +196,12 @@ func (l *dueList) take(cached *cnatv1beta1.At) bool {
 // status.scheduledTime is due (a selectable field; the status records times
 // to the second), in the namespace opts name or in every one.
 func listDue(ctx context.Context, reader client.Reader, due time.Time, opts ...client.ListOption) (*metav1.PartialObjectMetadataList, error) {
+	return listAtMetadata(ctx, reader, append(opts, client.MatchingFields{cnatv1beta1.FieldScheduledTime: due.UTC().Format(time.RFC3339)})...)
+}
+
+// listAtMetadata lists the metadata of the Ats opts select.
+func listAtMetadata(ctx context.Context, reader client.Reader, opts ...client.ListOption) (*metav1.PartialObjectMetadataList, error) {
 	ats := &metav1.PartialObjectMetadataList{}
 	ats.SetGroupVersionKind(cnatv1beta1.GroupVersion.WithKind("AtList"))
-	opts = append(opts, client.MatchingFields{cnatv1beta1.FieldScheduledTime: due.UTC().Format(time.RFC3339)})
 	return ats, reader.List(ctx, ats, opts...)
 }

@@ -33,9 +33,9 @@ func (s *atStore) dueWhileListing(ctx context.Context, reader client.Reader) {
 	due := s.clock.Now().Truncate(time.Second).Add(time.Second)
 	for {
 		ats, err := listDue(ctx, reader, due)
-		s.addUnknown(ats, err, due)
-		unwritten, err := listUnwritten(ctx, reader)
-		s.addUnknown(unwritten, err, time.Time{})
+		s.addUnknown(ats, err, max(due.Sub(s.clock.Now()), 0)+wakeUpPad)
+		unwritten, err := listAtMetadata(ctx, reader, client.MatchingFields{cnatv1beta1.FieldPhase: ""}, client.Limit(newPerPoll))
+		s.addUnknown(unwritten, err, 0)
 		// The next instant is asked for a second ahead of it.
 		select {
 		case <-ctx.Done():
@@ -48,41 +48,26 @@ func (s *atStore) dueWhileListing(ctx context.Context, reader client.Reader) {
 	}
 }
 
-// newPerPoll bounds the Ats not written yet that dueWhileListing asks for
-// each second: the first page of them in key order, which their reconciles
-// take out of the selection by writing their status.
+// newPerPoll bounds the Ats not written yet (status.phase empty) that
+// dueWhileListing asks for each second: the first page of them in key
+// order, which their reconciles take out of the selection by writing their
+// status.
 const newPerPoll = 500
 
-// listUnwritten lists, from the API server, the metadata of Ats whose
-// status the controller has not written yet (no status.phase).
-func listUnwritten(ctx context.Context, reader client.Reader) (*metav1.PartialObjectMetadataList, error) {
-	ats := &metav1.PartialObjectMetadataList{}
-	ats.SetGroupVersionKind(cnatv1beta1.GroupVersion.WithKind("AtList"))
-	return ats, reader.List(ctx, ats, client.MatchingFields{cnatv1beta1.FieldPhase: ""}, client.Limit(newPerPoll))
-}
-
-// addUnknown hands to the queue, at the instant at (zero: now), the listed
-// Ats the store does not know yet.
-func (s *atStore) addUnknown(ats *metav1.PartialObjectMetadataList, err error, at time.Time) {
+// addUnknown hands to the queue, after wait (at once if none), the listed
+// Ats the store does not know yet. The queue is set: dueWhileListing starts
+// once the controller attached it.
+func (s *atStore) addUnknown(ats *metav1.PartialObjectMetadataList, err error, wait time.Duration) {
 	if err != nil {
 		s.log.V(1).Info("Could not list the Ats due while listing every At", "error", err.Error())
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.queue == nil {
-		return
-	}
 	for _, item := range ats.Items {
-		key := types.NamespacedName{Namespace: item.Namespace, Name: item.Name}
-		if s.entries[key] != nil {
-			continue
+		if key := (types.NamespacedName{Namespace: item.Namespace, Name: item.Name}); s.entries[key] == nil {
+			s.queue.AddAfter(reconcile.Request{NamespacedName: key}, wait)
 		}
-		if at.IsZero() {
-			s.queue.Add(reconcile.Request{NamespacedName: key})
-			continue
-		}
-		s.queue.AddAfter(reconcile.Request{NamespacedName: key}, max(at.Sub(s.clock.Now()), 0)+wakeUpPad)
 	}
 }
 
