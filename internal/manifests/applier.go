@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -58,9 +59,6 @@ var takeover = ssa.ApplyCleanupOptions{
 
 // Options configure an Applier.
 type Options struct {
-	// FieldManager is the server-side apply field manager. Default:
-	// cnatv1beta1.CLIFieldManager ("cnatctl").
-	FieldManager string
 	// DefaultNamespace is given to namespaced objects that have none, as
 	// kubectl does with its context's namespace. Default: "default".
 	DefaultNamespace string
@@ -81,13 +79,8 @@ type Applier struct {
 	discovery discovery.ServerVersionInterface
 	mapper    meta.RESTMapper
 	rm        *ssa.ResourceManager
-	manager   string
-	defNS     string
-	set       *ApplySet
-	out       io.Writer
-
-	progressInterval time.Duration
-	pollInterval     time.Duration
+	// opts are the Options given, with the defaults filled in.
+	opts Options
 }
 
 // NewApplier connects to the cluster of cfg.
@@ -115,21 +108,14 @@ func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Appli
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster: %w", err)
 	}
-	a := &Applier{
-		client:           c,
-		discovery:        dc,
-		mapper:           mapper,
-		manager:          cmp.Or(opts.FieldManager, cnatv1beta1.CLIFieldManager),
-		defNS:            cmp.Or(opts.DefaultNamespace, corev1.NamespaceDefault),
-		set:              opts.Set,
-		out:              cmp.Or[io.Writer](opts.Out, io.Discard),
-		progressInterval: cmp.Or(max(opts.ProgressInterval, 0), 10*time.Second),
-		pollInterval:     cmp.Or(max(opts.PollInterval, 0), 2*time.Second),
-	}
+	opts.DefaultNamespace = cmp.Or(opts.DefaultNamespace, corev1.NamespaceDefault)
+	opts.Out = cmp.Or[io.Writer](opts.Out, io.Discard)
+	opts.ProgressInterval = cmp.Or(max(opts.ProgressInterval, 0), 10*time.Second)
+	opts.PollInterval = cmp.Or(max(opts.PollInterval, 0), 2*time.Second)
 	poller := polling.NewStatusPoller(c, mapper, polling.Options{})
-	a.rm = ssa.NewResourceManager(c, poller, ssa.Owner{Field: a.manager, Group: "cnat.programming-kubernetes.info"})
-	a.rm.SetConcurrency(4)
-	return a, nil
+	rm := ssa.NewResourceManager(c, poller, ssa.Owner{Field: cnatv1beta1.CLIFieldManager, Group: "cnat.programming-kubernetes.info"})
+	rm.SetConcurrency(4)
+	return &Applier{client: c, discovery: dc, mapper: mapper, rm: rm, opts: opts}, nil
 }
 
 // prepare returns copies of objects ready to be sent, in ssa's order
@@ -140,7 +126,7 @@ func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Appli
 // CustomResourceDefinition in the same set; others are left for the
 // dry-run to report.
 func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	crdScopes := crdScopes(objects)
+	crdScopes, _ := definedBy(objects)
 	out := make([]*unstructured.Unstructured, 0, len(objects))
 	for _, o := range objects {
 		o = o.DeepCopy()
@@ -155,41 +141,34 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured
 		}
 		switch {
 		case known && namespaced && o.GetNamespace() == "":
-			o.SetNamespace(a.defNS)
+			o.SetNamespace(a.opts.DefaultNamespace)
 		case known && !namespaced:
 			o.SetNamespace("")
 		}
 		out = append(out, o)
 	}
-	if problems := a.set.label(out); len(problems) > 0 {
+	if problems := a.opts.Set.label(out); len(problems) > 0 {
 		return nil, problems
 	}
 	sort.Sort(ssa.SortableUnstructureds(out))
 	return out, nil
 }
 
-// crdScopes returns the scope of every kind that a CustomResourceDefinition
-// among objects defines.
-func crdScopes(objects []*unstructured.Unstructured) map[schema.GroupKind]apiextensionsv1.ResourceScope {
-	scopes := map[schema.GroupKind]apiextensionsv1.ResourceScope{}
+// definedBy returns what objects define for the others: the scope of every
+// kind that a CustomResourceDefinition among them defines, and the names of
+// the Namespaces among them.
+func definedBy(objects []*unstructured.Unstructured) (map[schema.GroupKind]apiextensionsv1.ResourceScope, sets.Set[string]) {
+	scopes, namespaces := map[schema.GroupKind]apiextensionsv1.ResourceScope{}, sets.New[string]()
 	for _, o := range objects {
-		if utils.IsCRD(o) {
+		switch {
+		case utils.IsCRD(o):
 			group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
 			kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
 			scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
 			scopes[schema.GroupKind{Group: group, Kind: kind}] = apiextensionsv1.ResourceScope(scope)
+		case utils.IsNamespace(o):
+			namespaces.Insert(o.GetName())
 		}
 	}
-	return scopes
-}
-
-// namespacesIn returns the names of the Namespaces among objects.
-func namespacesIn(objects []*unstructured.Unstructured) map[string]bool {
-	names := map[string]bool{}
-	for _, o := range objects {
-		if utils.IsNamespace(o) {
-			names[o.GetName()] = true
-		}
-	}
-	return names
+	return scopes, namespaces
 }

@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
 	"github.com/fluxcd/pkg/ssa/utils"
@@ -64,9 +64,7 @@ type Result struct{ Applied, Pruned []Entry }
 // rest is ready). With Prune, it deletes the members the objects no longer
 // include and records the new set on the parent.
 func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructured, opts ApplyOptions) (*Result, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = 5 * time.Minute
-	}
+	opts.Timeout = cmp.Or(max(opts.Timeout, 0), 5*time.Minute)
 	info, err := a.discovery.ServerVersion()
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster's Kubernetes version, nothing was applied: %w", err)
@@ -78,7 +76,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if err != nil {
 		return nil, fmt.Errorf("preparing the objects, nothing was applied: %w", err)
 	}
-	previous, err := a.set.read(ctx, a.client)
+	previous, err := a.opts.Set.read(ctx, a.client)
 	if err != nil {
 		return nil, fmt.Errorf("nothing was applied: %w", err)
 	}
@@ -86,11 +84,11 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if problems := problems(plans, opts.Force); len(problems) > 0 {
 		return nil, fmt.Errorf("dry-run failed, nothing was applied: %w", problems)
 	}
-	current := a.set.inventoryOf(objs)
+	current := a.opts.Set.inventoryOf(objs)
 	superset := previous.union(current)
 	parentPending := false
-	if err := a.set.write(ctx, a.client, superset, a.manager); err != nil {
-		if !apierrors.IsNotFound(err) || !namespacesIn(objs)[a.set.Namespace] {
+	if err := a.opts.Set.write(ctx, a.client, superset); err != nil {
+		if _, namespaces := definedBy(objs); !apierrors.IsNotFound(err) || !namespaces.Has(a.opts.Set.Namespace) {
 			return nil, fmt.Errorf("nothing was applied: %w", err)
 		}
 		parentPending = true // its namespace is created in stage 1
@@ -105,7 +103,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 			stages[stageOf(p.obj)] = append(stages[stageOf(p.obj)], p)
 		}
 	}
-	var toWait object.ObjMetadataSet
+	var toWait []*unstructured.Unstructured
 	for i, stage := range stages {
 		if i == 2 && opts.Wait && len(stage) > 0 {
 			if err := a.wait(ctx, toWait, describeSet(len(toWait))+" (before the webhook configurations)", opts.Timeout, false); err != nil {
@@ -127,7 +125,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 			return res, err
 		}
 		if parentPending {
-			if err := a.set.write(ctx, a.client, superset, a.manager); err != nil {
+			if err := a.opts.Set.write(ctx, a.client, superset); err != nil {
 				return res, err
 			}
 		}
@@ -158,7 +156,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if res.Pruned, err = a.prune(ctx, candidates, opts.Wait, opts.Timeout); err != nil {
 		return res, fmt.Errorf("everything was applied, but: %w", err)
 	}
-	if err := a.set.write(ctx, a.client, current, a.manager); err != nil {
+	if err := a.opts.Set.write(ctx, a.client, current); err != nil {
 		return res, fmt.Errorf("everything was applied and pruned, but: %w", err)
 	}
 	return res, nil
@@ -181,8 +179,8 @@ func stageOf(o *unstructured.Unstructured) int {
 // applyStage sends the plans of one stage in order, printing and recording
 // an entry per object, and returns the objects to wait for (all but skipped
 // ones) and whether any of them changed. It stops at the first failure.
-func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Duration, res *Result) (object.ObjMetadataSet, bool, error) {
-	var set object.ObjMetadataSet
+func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Duration, res *Result) ([]*unstructured.Unstructured, bool, error) {
+	var set []*unstructured.Unstructured
 	changed := false
 	for _, p := range plans {
 		action, err := a.send(ctx, p, timeout)
@@ -191,7 +189,7 @@ func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Du
 		}
 		res.Applied = append(res.Applied, a.print(Entry{Ref(p.obj), action}))
 		if action != string(ssa.SkippedAction) {
-			set = append(set, object.UnstructuredToObjMetadata(p.obj))
+			set = append(set, p.obj)
 			changed = changed || action != string(ssa.UnchangedAction)
 		}
 	}
@@ -215,7 +213,7 @@ func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) (str
 		if err != nil && !apierrors.IsNotFound(err) {
 			return "", fmt.Errorf("deleting it to recreate it: %w", err)
 		}
-		if err := a.rm.WaitForTermination([]*unstructured.Unstructured{p.live}, ssa.WaitOptions{Interval: a.pollInterval, Timeout: timeout}); err != nil {
+		if err := a.rm.WaitForTermination([]*unstructured.Unstructured{p.live}, ssa.WaitOptions{Interval: a.opts.PollInterval, Timeout: timeout}); err != nil {
 			return "", fmt.Errorf("waiting for it to be deleted before recreating it: %w", err)
 		}
 	}
@@ -240,5 +238,5 @@ func (a *Applier) print(e Entry) Entry {
 // printf writes output, best-effort: a closed stdout must not turn a
 // successful apply into a failed one.
 func (a *Applier) printf(format string, args ...any) {
-	_, _ = fmt.Fprintf(a.out, format, args...)
+	_, _ = fmt.Fprintf(a.opts.Out, format, args...)
 }

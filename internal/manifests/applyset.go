@@ -8,17 +8,19 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
 // Label and annotation keys of the ApplySet specification (KEP-3659), the
@@ -76,8 +78,6 @@ func SetNameFromDir(dir string) string {
 // ApplySet is one named set of objects that cnatctl applies and prunes
 // together, tracked by a parent Secret named applyset-cnat-<name>.
 type ApplySet struct {
-	// Name is the set's name, as given with --name.
-	Name string
 	// ParentName and Namespace name the parent Secret.
 	ParentName, Namespace string
 	// ID is the value of the id label on the parent and of the part-of
@@ -106,7 +106,7 @@ func NewApplySet(name, namespace, version string) (*ApplySet, error) {
 	if version == "" {
 		version = "v0.0.0"
 	}
-	return &ApplySet{Name: name, ParentName: parent, Namespace: namespace, ID: ApplySetID(parent, namespace, "Secret", ""), Tooling: ToolingName + "/" + version}, nil
+	return &ApplySet{ParentName: parent, Namespace: namespace, ID: ApplySetID(parent, namespace, "Secret", ""), Tooling: ToolingName + "/" + version}, nil
 }
 
 // ParentRef names the parent as cnatctl prints objects.
@@ -114,11 +114,11 @@ func (s *ApplySet) ParentRef() string {
 	return "Secret/" + s.Namespace + "/" + s.ParentName
 }
 
-// inventory is what a parent records: the kinds of the members and the
-// namespaces that hold namespaced members, and the parent's own.
+// inventory is what a parent records: the kinds of the members, as
+// Kind.group, and the namespaces that hold namespaced members, and the
+// parent's own.
 type inventory struct {
-	groupKinds sets.Set[schema.GroupKind]
-	namespaces sets.Set[string]
+	groupKinds, namespaces sets.Set[string]
 }
 
 // union returns an inventory that records what either records.
@@ -129,9 +129,9 @@ func (inv *inventory) union(other *inventory) *inventory {
 // inventoryOf records the kinds and namespaces of objects, which must have
 // been prepared (namespace set only on namespaced objects).
 func (s *ApplySet) inventoryOf(objects []*unstructured.Unstructured) *inventory {
-	inv := &inventory{sets.New[schema.GroupKind](), sets.New(s.Namespace)}
+	inv := &inventory{sets.New[string](), sets.New(s.Namespace)}
 	for _, o := range objects {
-		inv.groupKinds.Insert(o.GroupVersionKind().GroupKind())
+		inv.groupKinds.Insert(o.GroupVersionKind().GroupKind().String())
 		if ns := o.GetNamespace(); ns != "" {
 			inv.namespaces.Insert(ns)
 		}
@@ -162,35 +162,27 @@ func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error
 	if id := parent.Labels[LabelApplySetID]; id != s.ID {
 		return nil, fmt.Errorf("ApplySet parent %s has label %s=%q, want %q", s.ParentRef(), LabelApplySetID, id, s.ID)
 	}
-	for gk := range strings.SplitSeq(parent.Annotations[AnnotationApplySetGroupKinds], ",") {
-		if gk = strings.TrimSpace(gk); gk != "" {
-			inv.groupKinds.Insert(schema.ParseGroupKind(gk))
-		}
-	}
-	for ns := range strings.SplitSeq(parent.Annotations[AnnotationApplySetAdditionalNamespaces], ",") {
-		if ns = strings.TrimSpace(ns); ns != "" {
-			inv.namespaces.Insert(ns)
+	for key, set := range map[string]sets.Set[string]{AnnotationApplySetGroupKinds: inv.groupKinds, AnnotationApplySetAdditionalNamespaces: inv.namespaces} {
+		for item := range strings.SplitSeq(parent.Annotations[key], ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				set.Insert(item)
+			}
 		}
 	}
 	return inv, nil
 }
 
 // write records inv on the parent (creating it if needed) by server-side
-// apply under fieldManager. Writing what is already there changes nothing.
-func (s *ApplySet) write(ctx context.Context, c client.Client, inv *inventory, fieldManager string) error {
-	var gks []string
-	for gk := range inv.groupKinds {
-		gks = append(gks, gk.String())
-	}
-	slices.Sort(gks)
+// apply as cnatctl. Writing what is already there changes nothing.
+func (s *ApplySet) write(ctx context.Context, c client.Client, inv *inventory) error {
 	parent := corev1ac.Secret(s.ParentName, s.Namespace).
 		WithLabels(map[string]string{LabelApplySetID: s.ID}).
 		WithAnnotations(map[string]string{
 			AnnotationApplySetTooling:              s.Tooling,
-			AnnotationApplySetGroupKinds:           strings.Join(gks, ","),
+			AnnotationApplySetGroupKinds:           strings.Join(sets.List(inv.groupKinds), ","),
 			AnnotationApplySetAdditionalNamespaces: strings.Join(sets.List(inv.namespaces.Clone().Delete(s.Namespace)), ","),
 		})
-	if err := c.Apply(ctx, parent, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
+	if err := c.Apply(ctx, parent, client.FieldOwner(cnatv1beta1.CLIFieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("writing ApplySet parent %s: %w", s.ParentRef(), err)
 	}
 	return nil
@@ -201,16 +193,10 @@ func (s *ApplySet) write(ctx context.Context, c client.Client, inv *inventory, f
 func (s *ApplySet) label(objects []*unstructured.Unstructured) Problems {
 	var problems Problems
 	for _, o := range objects {
-		labels := o.GetLabels()
-		if v, ok := labels[LabelApplySetPartOf]; ok && v != s.ID {
+		if v, ok := o.GetLabels()[LabelApplySetPartOf]; ok && v != s.ID {
 			problems = append(problems, Problem{Ref(o), fmt.Errorf("its manifest sets label %s=%s, which is not this set (%s)", LabelApplySetPartOf, v, s.ID)})
-			continue
 		}
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[LabelApplySetPartOf] = s.ID
-		o.SetLabels(labels)
 	}
+	utils.SetCommonMetadata(objects, map[string]string{LabelApplySetPartOf: s.ID}, nil)
 	return problems
 }

@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -77,25 +78,23 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 		add(e)
 	}
 
+	var pruneErr error
 	if opts.Prune {
-		previous, err := a.set.read(ctx, a.client)
-		if err != nil {
-			return res, errorsWith(problems, err)
+		var previous *inventory
+		var candidates []*unstructured.Unstructured
+		if previous, pruneErr = a.opts.Set.read(ctx, a.client); pruneErr == nil {
+			candidates, pruneErr = a.pruneCandidates(ctx, previous.union(a.opts.Set.inventoryOf(objs)), objs)
 		}
-		candidates, err := a.pruneCandidates(ctx, previous.union(a.set.inventoryOf(objs)), objs)
 		for _, c := range candidates {
 			if !utils.AnyInMetadata(c, skip) {
 				add(DiffEntry{Entry: Entry{Ref(c), string(ssa.DeletedAction)}, Note: "apply --prune deletes it"})
 			}
 		}
-		if err != nil {
-			return res, errorsWith(problems, err)
-		}
 	}
 	if len(problems) > 0 {
-		return res, problems
+		return res, errors.Join(problems, pruneErr)
 	}
-	return res, nil
+	return res, pruneErr
 }
 
 // unifiedDiff returns the unified diff between the YAML of before (nil: no
@@ -133,12 +132,4 @@ func unifiedDiff(ref string, before, after *unstructured.Unstructured) (string, 
 		A: difflib.SplitLines(text[0]), B: difflib.SplitLines(text[1]),
 		FromFile: from, ToFile: "applied/" + ref, Context: 3,
 	})
-}
-
-// errorsWith adds err to problems, as one error.
-func errorsWith(problems Problems, err error) error {
-	if len(problems) == 0 {
-		return err
-	}
-	return fmt.Errorf("%w\n%w", problems, err)
 }

@@ -13,10 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fluxcd/pkg/ssa"
 	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
 // plan is what applying would do to one object, decided by one server-side
@@ -47,7 +50,7 @@ type plan struct {
 // dry-runs at once). Objects that need a CRD or a Namespace among objects
 // that the cluster does not have yet are deferred.
 func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructured) []*plan {
-	crds, namespaces := crdScopes(objects), namespacesIn(objects)
+	crds, namespaces := definedBy(objects)
 	plans := make([]*plan, len(objects))
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
@@ -67,7 +70,7 @@ func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructu
 // that needs one of them is deferred instead of failing. ssa's Diff reads
 // the object too, but returns it only when it changed and without managed
 // fields; the plan needs its owner label and its managers.
-func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds map[schema.GroupKind]apiextensionsv1.ResourceScope, namespaces map[string]bool) *plan {
+func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds map[schema.GroupKind]apiextensionsv1.ResourceScope, namespaces sets.Set[string]) *plan {
 	p := &plan{obj: o}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(o.GroupVersionKind())
@@ -90,7 +93,7 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 		p.action = string(ssa.SkippedAction)
 		return p
 	}
-	if owner := live.GetLabels()[LabelApplySetPartOf]; owner != "" && owner != a.set.ID {
+	if owner := live.GetLabels()[LabelApplySetPartOf]; owner != "" && owner != a.opts.Set.ID {
 		return p.fail(fmt.Errorf("it belongs to another ApplySet (label %s=%s); cnatctl does not take objects from another set", LabelApplySetPartOf, owner))
 	}
 	if dryRunErr, ok := errors.AsType[*ssaerrors.DryRunErr](err); ok {
@@ -98,7 +101,7 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 	}
 	switch {
 	case err == nil:
-	case p.live == nil && apierrors.IsNotFound(err) && namespaces[o.GetNamespace()]:
+	case p.live == nil && apierrors.IsNotFound(err) && namespaces.Has(o.GetNamespace()):
 		return p.postpone("its Namespace is created by this apply; not dry-run")
 	case p.live != nil && isImmutableError(err):
 		p.action, p.immutable = ActionRecreated, err
@@ -110,7 +113,7 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 	p.action, p.before, p.after = string(cse.Action), before, after
 	if p.live != nil {
 		// What ssa's cleanup changes (see takeover) is a change too.
-		managers, err := ssa.PatchReplaceFieldsManagers(p.live, takeover.FieldManagers, a.manager)
+		managers, err := ssa.PatchReplaceFieldsManagers(p.live, takeover.FieldManagers, cnatv1beta1.CLIFieldManager)
 		if err != nil {
 			return p.fail(fmt.Errorf("taking over kubectl's fields: %w", err))
 		}

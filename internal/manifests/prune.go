@@ -1,11 +1,9 @@
 package manifests
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 )
 
@@ -25,20 +24,11 @@ import (
 // Kinds the cluster no longer serves are passed over: nothing of them is
 // left to delete.
 func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	type key struct {
-		gk              schema.GroupKind
-		namespace, name string
-	}
-	kept := sets.New[key]()
-	for _, o := range keep {
-		kept.Insert(key{o.GroupVersionKind().GroupKind(), o.GetNamespace(), o.GetName()})
-	}
-	gks := inv.groupKinds.UnsortedList()
-	slices.SortFunc(gks, func(x, y schema.GroupKind) int { return cmp.Compare(x.String(), y.String()) })
-
+	kept := object.UnstructuredSetToObjMetadataSet(keep)
 	var candidates []*unstructured.Unstructured
 	var errs []error
-	for _, gk := range gks {
+	for _, s := range sets.List(inv.groupKinds) {
+		gk := schema.ParseGroupKind(s)
 		m, err := a.mapper.RESTMapping(gk)
 		if meta.IsNoMatchError(err) {
 			continue
@@ -53,7 +43,7 @@ func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*u
 		for _, ns := range namespaces {
 			list := &metav1.PartialObjectMetadataList{}
 			list.SetGroupVersionKind(m.GroupVersionKind.GroupVersion().WithKind(m.GroupVersionKind.Kind + "List"))
-			if err := a.client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{LabelApplySetPartOf: a.set.ID}); err != nil {
+			if err := a.client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{LabelApplySetPartOf: a.opts.Set.ID}); err != nil {
 				where := "cluster-wide"
 				if ns != "" {
 					where = "in namespace " + ns
@@ -62,7 +52,7 @@ func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*u
 				continue
 			}
 			for _, item := range list.Items {
-				if kept.Has(key{gk, item.Namespace, item.Name}) || item.Labels[LabelApplySetPartOf] != a.set.ID {
+				if kept.Contains(object.ObjMetadata{GroupKind: gk, Namespace: item.Namespace, Name: item.Name}) || item.Labels[LabelApplySetPartOf] != a.opts.Set.ID {
 					continue
 				}
 				u := &unstructured.Unstructured{}
@@ -91,7 +81,7 @@ func (a *Applier) prune(ctx context.Context, candidates []*unstructured.Unstruct
 	}
 	cs, err := a.rm.DeleteAll(ctx, candidates, ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
-		Inclusions:        map[string]string{LabelApplySetPartOf: a.set.ID},
+		Inclusions:        map[string]string{LabelApplySetPartOf: a.opts.Set.ID},
 		Exclusions:        skip,
 	})
 	var entries []Entry
@@ -107,7 +97,7 @@ func (a *Applier) prune(ctx context.Context, candidates []*unstructured.Unstruct
 	}
 	if wait && deleted > 0 {
 		a.printf("waiting for %s to be deleted (timeout %s)...\n", describeSet(deleted), timeout)
-		if err := a.rm.WaitForSetTermination(cs, ssa.WaitOptions{Interval: a.pollInterval, Timeout: timeout}); err != nil {
+		if err := a.rm.WaitForSetTermination(cs, ssa.WaitOptions{Interval: a.opts.PollInterval, Timeout: timeout}); err != nil {
 			return entries, fmt.Errorf("waiting for pruned objects to be deleted: %w", err)
 		}
 	}

@@ -14,16 +14,15 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
-	"github.com/fluxcd/pkg/ssa/utils"
 )
 
-// wait waits until every object of set is Current by kstatus (ssa's
+// wait waits until every one of objects is Current by kstatus (ssa's
 // WaitForSet), at most timeout. Unless quiet, it prints one line when it
 // starts and one when it is done; every progress interval it prints which
 // objects it still waits for and why. On failure or timeout the error lists
 // every object that is not ready with its status and message.
-func (a *Applier) wait(ctx context.Context, set object.ObjMetadataSet, what string, timeout time.Duration, quiet bool) error {
-	if len(set) == 0 {
+func (a *Applier) wait(ctx context.Context, objects []*unstructured.Unstructured, what string, timeout time.Duration, quiet bool) error {
+	if len(objects) == 0 {
 		return nil
 	}
 	if !quiet {
@@ -32,9 +31,9 @@ func (a *Applier) wait(ctx context.Context, set object.ObjMetadataSet, what stri
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() {
-		done <- a.rm.WaitForSetWithContext(ctx, set, ssa.WaitOptions{Interval: a.pollInterval, Timeout: timeout})
+		done <- a.rm.WaitForSetWithContext(ctx, object.UnstructuredSetToObjMetadataSet(objects), ssa.WaitOptions{Interval: a.opts.PollInterval, Timeout: timeout})
 	}()
-	ticker := time.NewTicker(a.progressInterval)
+	ticker := time.NewTicker(a.opts.ProgressInterval)
 	defer ticker.Stop()
 	for {
 		select {
@@ -45,47 +44,40 @@ func (a *Applier) wait(ctx context.Context, set object.ObjMetadataSet, what stri
 				}
 				return nil
 			}
-			if notReady := a.notReady(ctx, set); len(notReady) > 0 {
+			if notReady := a.notReady(ctx, objects); len(notReady) > 0 {
 				return fmt.Errorf("waiting for %s: %w; not ready after %s: %s", what, err, time.Since(start).Round(time.Second), strings.Join(notReady, "; "))
 			}
 			return fmt.Errorf("waiting for %s: %w", what, err)
 		case <-ticker.C:
-			if notReady := a.notReady(ctx, set); len(notReady) > 0 {
-				a.printf("still waiting for %d of %d after %s: %s\n", len(notReady), len(set), time.Since(start).Round(time.Second), strings.Join(notReady, "; "))
+			if notReady := a.notReady(ctx, objects); len(notReady) > 0 {
+				a.printf("still waiting for %d of %d after %s: %s\n", len(notReady), len(objects), time.Since(start).Round(time.Second), strings.Join(notReady, "; "))
 			}
 		}
 	}
 }
 
-// notReady reads every object of set and returns, for each that is not
+// notReady reads every one of objects and returns, for each that is not
 // Current, "<ref>: <status>: <message>".
-func (a *Applier) notReady(ctx context.Context, set object.ObjMetadataSet) []string {
+func (a *Applier) notReady(ctx context.Context, objects []*unstructured.Unstructured) []string {
 	var out []string
-	for _, id := range set {
-		ref := utils.FmtObjMetadata(id)
-		m, err := a.mapper.RESTMapping(id.GroupKind)
-		if err != nil {
-			out = append(out, ref+": "+err.Error())
-			continue
-		}
+	for _, o := range objects {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(m.GroupVersionKind)
-		if err := a.client.Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, u); apierrors.IsNotFound(err) {
-			out = append(out, ref+": NotFound")
-			continue
-		} else if err != nil {
-			if !errors.Is(err, context.Canceled) {
-				out = append(out, ref+": "+err.Error())
-			}
-			continue
+		u.SetGroupVersionKind(o.GroupVersionKind())
+		res := &status.Result{Status: status.NotFoundStatus}
+		err := a.client.Get(ctx, client.ObjectKeyFromObject(o), u)
+		if err == nil {
+			res, err = status.Compute(u)
+		} else if apierrors.IsNotFound(err) {
+			err = nil
 		}
-		switch res, err := status.Compute(u); {
+		switch {
+		case errors.Is(err, context.Canceled):
 		case err != nil:
-			out = append(out, ref+": "+err.Error())
+			out = append(out, Ref(o)+": "+err.Error())
 		case res.Status != status.CurrentStatus && res.Message != "":
-			out = append(out, ref+": "+res.Status.String()+": "+res.Message)
+			out = append(out, Ref(o)+": "+res.Status.String()+": "+res.Message)
 		case res.Status != status.CurrentStatus:
-			out = append(out, ref+": "+res.Status.String())
+			out = append(out, Ref(o)+": "+res.Status.String())
 		}
 	}
 	return out
