@@ -20,7 +20,10 @@ import (
 // pruneCandidates lists the members of the set, objects labelled
 // part-of=<the set's id>, of every kind inv records, in every namespace inv
 // records (cluster-wide for cluster-scoped kinds), that are not among keep.
-// Objects without the label, or with another set's id, are never listed.
+// Objects without the label, or with another set's id, are never listed
+// (the API server selects by the label). A candidate carries its kind,
+// namespace, name and annotations: ssa's DeleteAll reads it again before it
+// deletes it.
 // Kinds the cluster no longer serves are passed over: nothing of them is
 // left to delete.
 func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
@@ -42,7 +45,7 @@ func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*u
 		}
 		for _, ns := range namespaces {
 			list := &metav1.PartialObjectMetadataList{}
-			list.SetGroupVersionKind(m.GroupVersionKind.GroupVersion().WithKind(m.GroupVersionKind.Kind + "List"))
+			list.SetGroupVersionKind(m.GroupVersionKind)
 			if err := a.client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{LabelApplySetPartOf: a.opts.Set.ID}); err != nil {
 				where := "cluster-wide"
 				if ns != "" {
@@ -52,14 +55,13 @@ func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*u
 				continue
 			}
 			for _, item := range list.Items {
-				if kept.Contains(object.ObjMetadata{GroupKind: gk, Namespace: item.Namespace, Name: item.Name}) || item.Labels[LabelApplySetPartOf] != a.opts.Set.ID {
+				if kept.Contains(object.ObjMetadata{GroupKind: gk, Namespace: item.Namespace, Name: item.Name}) {
 					continue
 				}
 				u := &unstructured.Unstructured{}
 				u.SetGroupVersionKind(m.GroupVersionKind)
 				u.SetNamespace(item.Namespace)
 				u.SetName(item.Name)
-				u.SetLabels(item.Labels)
 				u.SetAnnotations(item.Annotations)
 				candidates = append(candidates, u)
 			}
