@@ -114,7 +114,6 @@ func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Appli
 	opts.PollInterval = cmp.Or(max(opts.PollInterval, 0), 2*time.Second)
 	poller := polling.NewStatusPoller(c, mapper, polling.Options{})
 	rm := ssa.NewResourceManager(c, poller, ssa.Owner{Field: cnatv1beta1.CLIFieldManager, Group: "cnat.programming-kubernetes.info"})
-	rm.SetConcurrency(4)
 	return &Applier{client: c, discovery: dc, mapper: mapper, rm: rm, opts: opts}, nil
 }
 

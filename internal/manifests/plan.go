@@ -46,9 +46,9 @@ type plan struct {
 	err error
 }
 
-// planAll plans every object, in order, four at a time (as many as ssa
-// dry-runs at once). Objects that need a CRD or a Namespace among objects
-// that the cluster does not have yet are deferred.
+// planAll plans every object, in order, at most four at once. Objects that
+// need a CRD or a Namespace among objects that the cluster does not have
+// yet are deferred.
 func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructured) []*plan {
 	crds, namespaces := definedBy(objects)
 	plans := make([]*plan, len(objects))
