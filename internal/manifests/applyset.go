@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -162,11 +163,15 @@ func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error
 	if id := parent.Labels[LabelApplySetID]; id != s.ID {
 		return nil, fmt.Errorf("ApplySet parent %s has label %s=%q, want %q", s.ParentRef(), LabelApplySetID, id, s.ID)
 	}
-	for key, set := range map[string]sets.Set[string]{AnnotationApplySetGroupKinds: inv.groupKinds, AnnotationApplySetAdditionalNamespaces: inv.namespaces} {
-		for item := range strings.SplitSeq(parent.Annotations[key], ",") {
-			if item = strings.TrimSpace(item); item != "" {
-				set.Insert(item)
-			}
+	for item := range strings.SplitSeq(parent.Annotations[AnnotationApplySetGroupKinds], ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			// In the form inventoryOf writes, however another tool wrote it.
+			inv.groupKinds.Insert(schema.ParseGroupKind(item).String())
+		}
+	}
+	for item := range strings.SplitSeq(parent.Annotations[AnnotationApplySetAdditionalNamespaces], ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			inv.namespaces.Insert(item)
 		}
 	}
 	return inv, nil

@@ -1,7 +1,13 @@
 package manifests
 
 import (
+	"context"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -101,4 +107,26 @@ func TestLabelRefusesAnotherSet(t *testing.T) {
 	g.Expect(problems).To(HaveLen(1))
 	g.Expect(problems[0].Object).To(Equal("ConfigMap/theirs"))
 	g.Expect(mine.GetLabels()).To(HaveKeyWithValue(LabelApplySetPartOf, s.ID))
+}
+
+// A parent written by another tool of the ApplySet specification records
+// kinds in the same form however it spelled them: a kind listed twice would
+// be listed, and pruned, twice.
+func TestReadCanonicalizesKinds(t *testing.T) {
+	g := NewWithT(t)
+	s, err := NewApplySet("a", "cnat-system", "v1")
+	g.Expect(err).NotTo(HaveOccurred())
+	parent := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name: s.ParentName, Namespace: s.Namespace,
+		Labels: map[string]string{LabelApplySetID: s.ID},
+		Annotations: map[string]string{
+			AnnotationApplySetTooling:              ToolingName + "/v0.1.0",
+			AnnotationApplySetGroupKinds:           "ConfigMap., Deployment.apps ,ConfigMap,,",
+			AnnotationApplySetAdditionalNamespaces: " team-a,team-a",
+		},
+	}}
+	inv, err := s.read(context.Background(), fake.NewClientBuilder().WithObjects(parent).Build())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(sets.List(inv.groupKinds)).To(Equal([]string{"ConfigMap", "Deployment.apps"}))
+	g.Expect(sets.List(inv.namespaces)).To(Equal([]string{"cnat-system", "team-a"}))
 }
