@@ -30,14 +30,7 @@ const (
 // creates it: on a simulated node, which runs it for 1 s with exit code 0
 // (hack/kwok/stages.yaml).
 func simulatedPodSpec() corev1.PodSpec {
-	return cluster.Simulated(corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever,
-		Containers: []corev1.Container{{
-			Name:    "run",
-			Image:   "busybox:1.37",
-			Command: []string{"/bin/sh", "-c", "true"},
-		}},
-	})
+	return cluster.SimulatedPodSpec("run", "/bin/sh", "-c", "true")
 }
 
 // ensureNodes creates simulated nodes named cnat-bench-<i> until there are
@@ -101,20 +94,10 @@ func deleteNodes(ctx context.Context, cs kubernetes.Interface) error {
 	return nil
 }
 
-// createNamespace creates a fresh namespace for one stage.
-func createNamespace(ctx context.Context, cs kubernetes.Interface, name string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{benchLabel: "true"}}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", name, err)
-	}
-	// Pods can be created once the namespace's default ServiceAccount is.
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := cs.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil, err
-	})
+// createNamespace creates a fresh namespace for one stage, labelled as the
+// bench's.
+func createNamespace(ctx context.Context, c *cluster.Clients, name string) error {
+	return cluster.CreateNamespace(ctx, c.Client, name, map[string]string{benchLabel: "true"})
 }
 
 // removeLeftovers deletes the namespaces an interrupted run left behind.

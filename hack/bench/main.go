@@ -263,7 +263,7 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 				fmtSeconds(s.FirstPod.P50), fmtSeconds(s.FirstPod.P99), s.terminalCell(nil), s.Verdict.Duplicates, s.Verdict.Lost)
 			result.Stages = append(result.Stages, s)
 			if name == "cnat" && opts.memorySettled && round == opts.repeat {
-				if err := b.restartController(ctx); err != nil {
+				if err := b.restartController(ctx, ""); err != nil {
 					return err
 				}
 				m, err := b.readMemory(ctx, fmt.Sprintf("%d settled Ats", opts.n))

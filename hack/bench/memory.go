@@ -8,7 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 )
 
 // MemoryReading is the controller's memory in one situation, read once it
@@ -52,15 +54,10 @@ const (
 	before    = "before"
 )
 
-// restartController stops the controller and starts a fresh one, so a
-// reading is not inflated by what an earlier stage left on its heap.
-func (b *bench) restartController(ctx context.Context) error {
-	return b.restartControllerFrom(ctx, "")
-}
-
-// restartControllerFrom is restartController with the controller binary bin
-// (empty: bin/cnat-controller).
-func (b *bench) restartControllerFrom(ctx context.Context, bin string) error {
+// restartController stops the controller and starts a fresh one, from the
+// binary bin (empty: bin/cnat-controller), so a reading is not inflated by
+// what an earlier stage left on its heap.
+func (b *bench) restartController(ctx context.Context, bin string) error {
 	b.controller.Stop()
 	p, err := startController(ctx, b.root, b.opts.kubeconfig, b.controller.Log, bin, b.opts.controllerArgs)
 	if err != nil {
@@ -106,7 +103,7 @@ func memorySteps(count int) []int {
 // due canaryDue later is created: how late its Pod comes.
 func (b *bench) memoryPending(ctx context.Context, count int) ([]MemoryReading, error) {
 	ns := b.opts.namespacePrefix + "-pending"
-	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c, ns); err != nil {
 		return nil, err
 	}
 	due := time.Now().Add(24 * time.Hour).Truncate(time.Second)
@@ -171,7 +168,7 @@ func (b *bench) readRestart(ctx context.Context, which string, pending int, cana
 			canaryDone <- canaryResult{late, err}
 		}()
 	}
-	if err := b.restartControllerFrom(ctx, bin); err != nil {
+	if err := b.restartController(ctx, bin); err != nil {
 		return MemoryReading{}, err
 	}
 	listedLine := []string{"Listed every At"}
@@ -216,35 +213,24 @@ func (b *bench) createCanary(ctx context.Context, ns string, in time.Duration) (
 	due := time.Now().Add(in).Truncate(time.Second)
 	// Named to sort after every other At: the API server lists in key
 	// order, so it is the last At a restarted controller sees.
-	names, err := b.createAts(ctx, ns, "zz-canary", 1, due)
-	if err != nil {
+	if _, err := b.createAts(ctx, ns, "zz-canary", 1, due); err != nil {
 		return nil, err
 	}
-	for name := range names {
-		return &canaryAt{namespace: ns, name: name, due: due}, nil
-	}
-	return nil, fmt.Errorf("no canary At created")
+	return &canaryAt{namespace: ns, name: "zz-canary-000000", due: due}, nil
 }
 
 // wait returns how long after its time the canary's Pod appeared, polled
 // every 100 ms.
-func (c *canaryAt) wait(ctx context.Context, cs *cluster.Clients, timeout time.Duration) (float64, error) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		pods, err := cs.Kube.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: "cnat.programming-kubernetes.info/at=" + c.name})
-		if err != nil {
-			return 0, err
-		}
-		if len(pods.Items) > 0 {
-			return time.Since(c.due).Seconds(), nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+func (c *canaryAt) wait(ctx context.Context, cs *cluster.Clients, timeout time.Duration) (late float64, err error) {
+	appeared := func(ctx context.Context) (bool, error) {
+		pods, err := cs.Kube.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: cnatv1beta1.LabelAt + "=" + c.name})
+		late = time.Since(c.due).Seconds()
+		return err == nil && len(pods.Items) > 0, err
 	}
-	return 0, fmt.Errorf("the At %s due at %s had no Pod %s later", c.name, c.due.Format(time.RFC3339), timeout)
+	err = poll.Until(ctx, 100*time.Millisecond, timeout, appeared, func() error {
+		return fmt.Errorf("the At %s due at %s had no Pod %s later", c.name, c.due.Format(time.RFC3339), timeout)
+	})
+	return late, err
 }
 
 // memoryUnrelatedPods reads the controller's memory before and after count
@@ -252,10 +238,10 @@ func (c *canaryAt) wait(ctx context.Context, cs *cluster.Clients, timeout time.D
 // cnat's label, so it must not grow with them.
 func (b *bench) memoryUnrelatedPods(ctx context.Context, count int) ([]MemoryReading, error) {
 	ns := b.opts.namespacePrefix + "-unrelated"
-	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c, ns); err != nil {
 		return nil, err
 	}
-	if err := b.restartController(ctx); err != nil {
+	if err := b.restartController(ctx, ""); err != nil {
 		return nil, err
 	}
 	without, err := b.readMemory(ctx, fmt.Sprintf("before %d unrelated Pods", count))

@@ -44,7 +44,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
-	"github.com/programming-kubernetes/cnat/hack/internal/trial"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 )
 
 // config holds the command line.
@@ -136,6 +136,8 @@ type harness struct {
 	cl       *cluster.Clients
 	replicas []*replica
 	proxy    *webhookProxy
+	// nodes are the simulated nodes' names, sorted.
+	nodes []string
 	// scenario is the one running, for log names.
 	scenario string
 }
@@ -231,19 +233,19 @@ func (h *harness) connect() error {
 }
 
 // labelSimulatedNodes labels the nodes kwok simulates
-// cnat.programming-kubernetes.info/simulated=true where they lack it.
+// cnat.programming-kubernetes.info/simulated=true where they lack it, and
+// keeps their names, sorted, in h.nodes.
 func (h *harness) labelSimulatedNodes(ctx context.Context) error {
 	var nodes corev1.NodeList
 	if err := h.c.List(ctx, &nodes); err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
-	n := 0
 	for i := range nodes.Items {
 		node := &nodes.Items[i]
 		if node.Annotations["kwok.x-k8s.io/node"] != "fake" {
 			continue
 		}
-		n++
+		h.nodes = append(h.nodes, node.Name)
 		if node.Labels[cluster.SimulatedLabel] == "true" {
 			continue
 		}
@@ -252,9 +254,10 @@ func (h *harness) labelSimulatedNodes(ctx context.Context) error {
 			return fmt.Errorf("labelling node %s: %w", node.Name, err)
 		}
 	}
-	if n == 0 {
+	if len(h.nodes) == 0 {
 		return errors.New("the cluster has no simulated nodes (annotation kwok.x-k8s.io/node=fake)")
 	}
+	slices.Sort(h.nodes)
 	return nil
 }
 
@@ -273,7 +276,7 @@ func (h *harness) webhookBackends() []string {
 // stopReplicas ends every replica gracefully.
 func (h *harness) stopReplicas() {
 	for _, r := range h.replicas {
-		r.stop()
+		r.Stop()
 	}
 }
 
@@ -283,8 +286,8 @@ func (h *harness) pause(ctx context.Context, minimum, maximum time.Duration) err
 	return sleep(ctx, d)
 }
 
-// sleep is trial.Sleep: it waits d, or until ctx is done.
-var sleep = trial.Sleep
+// sleep is poll.Sleep: it waits d, or until ctx is done.
+var sleep = poll.Sleep
 
 // sleepUntil sleeps until t.
 func sleepUntil(ctx context.Context, t time.Time) error {

@@ -3,17 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-
-	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 	"github.com/programming-kubernetes/cnat/hack/internal/judge"
 	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
@@ -51,32 +45,6 @@ type outcome struct {
 // what its kills are for.
 func (o outcome) missedWindow() bool {
 	return o.kills > 0 && o.killsInWindow == 0
-}
-
-// atSpec is what a scenario asks of an At.
-type atSpec struct {
-	// at is when it fires.
-	at time.Time
-	// command is the shell line it runs.
-	command string
-	// duration is how long its Pod runs (simulated), as a Go duration.
-	duration string
-	// startDelay is how long its Pod stays Pending on its node before it
-	// starts (simulated), as a Go duration ("": at once).
-	startDelay string
-	// exitCode is its Pod's (simulated) exit code.
-	exitCode int
-	// backoffLimit is its spec.backoffLimit.
-	backoffLimit int32
-	// labels go on its Pod template.
-	labels map[string]string
-	// cpu is its container's CPU request ("": none).
-	cpu string
-	// deadline is its spec.startingDeadlineSeconds (0: none).
-	deadline int64
-	// expect is the phase the scenario knows it must end in ("": whatever
-	// its Pods say).
-	expect string
 }
 
 func (h *harness) runScenario(ctx context.Context, name string, body func(context.Context, *run) error) (outcome, error) {
@@ -125,7 +93,7 @@ func (r *run) kill(rep *replica) error {
 	r.mu.Lock()
 	r.kills = append(r.kills, time.Now())
 	r.mu.Unlock()
-	return rep.kill()
+	return rep.Kill()
 }
 
 // breach records an attack that got through.
@@ -135,53 +103,18 @@ func (r *run) breach(format string, args ...any) {
 	r.breaches = append(r.breaches, fmt.Sprintf(format, args...))
 }
 
-// newAt is the At a scenario creates.
-func (r *run) newAt(name string, s atSpec) *cnatv1beta1.At {
+// create creates an At of the scenario (labelled with its name) and
+// records the incarnation; a refusal is returned and recorded.
+func (r *run) create(ctx context.Context, name string, s trial.AtSpec) error {
 	labels := map[string]string{"chaos.cnat.programming-kubernetes.info/scenario": r.name}
-	for k, v := range s.labels {
-		labels[k] = v
-	}
-	var deadline *int64
-	if s.deadline > 0 {
-		deadline = ptr.To(s.deadline)
-	}
-	container := corev1.Container{Name: "command"}
-	if s.cpu != "" {
-		container.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s.cpu)}
-	}
-	return &cnatv1beta1.At{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: name},
-		Spec: cnatv1beta1.AtSpec{
-			StartingDeadlineSeconds: deadline,
-			Schedule:                s.at.UTC().Format(time.RFC3339),
-			Command:                 s.command,
-			BackoffLimit:            ptr.To(s.backoffLimit),
-			Template: &corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels: labels,
-					Annotations: map[string]string{
-						cluster.AnnotationDuration:   s.duration,
-						cluster.AnnotationExitCode:   fmt.Sprint(s.exitCode),
-						cluster.AnnotationStartDelay: s.startDelay,
-					},
-				},
-				Spec: cluster.Simulated(corev1.PodSpec{Containers: []corev1.Container{container}}),
-			},
-		},
-	}
-}
-
-// create creates an At and records the incarnation; a refusal is returned
-// and recorded.
-func (r *run) create(ctx context.Context, name string, s atSpec) error {
-	return r.Create(ctx, r.newAt(name, s), judge.Incarnation{
-		BackoffLimit: s.backoffLimit, Due: s.at.Truncate(time.Second), Deadline: s.deadline > 0, Expect: s.expect,
-	})
+	maps.Copy(labels, s.Labels)
+	s.Labels = labels
+	return r.CreateAt(ctx, name, "v1beta1", s)
 }
 
 // createMany creates n Ats named <prefix>-<i> with 8 workers; spec gives
 // each its spec.
-func (r *run) createMany(ctx context.Context, prefix string, n int, spec func(i int) atSpec) error {
+func (r *run) createMany(ctx context.Context, prefix string, n int, spec func(i int) trial.AtSpec) error {
 	var (
 		wg    sync.WaitGroup
 		errMu sync.Mutex
