@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -157,16 +158,13 @@ func (b *bench) readRestart(ctx context.Context, which string, pending int, cana
 	started := time.Now()
 	// The canary is watched for from the restart on, beside the wait for
 	// the list: its Pod may come before the list is done.
-	type canaryResult struct {
-		late float64
-		err  error
-	}
-	canaryDone := make(chan canaryResult, 1)
+	var (
+		late      float64
+		canaryErr error
+		watching  sync.WaitGroup
+	)
 	if canary != nil {
-		go func() {
-			late, err := canary.wait(ctx, b.c, 5*time.Minute)
-			canaryDone <- canaryResult{late, err}
-		}()
+		watching.Go(func() { late, canaryErr = canary.wait(ctx, b.c, 5*time.Minute) })
 	}
 	if err := b.restartController(ctx, bin); err != nil {
 		return MemoryReading{}, err
@@ -181,11 +179,11 @@ func (b *bench) readRestart(ctx context.Context, which string, pending int, cana
 	}
 	var lateness *float64
 	if canary != nil {
-		res := <-canaryDone
-		if res.err != nil {
-			return MemoryReading{}, res.err
+		watching.Wait()
+		if canaryErr != nil {
+			return MemoryReading{}, canaryErr
 		}
-		lateness = &res.late
+		lateness = &late
 	}
 	r, err := b.readMemory(ctx, fmt.Sprintf("%d pending Ats (%s)", pending, which))
 	if err != nil {

@@ -176,9 +176,10 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 	fmt.Printf("chaos: size %s (%d Ats per scenario), seed %d\n", cfg.size, sz.ats, cfg.seed)
 
 	h := &harness{cfg: cfg, size: sz, rand: rand.New(rand.NewPCG(cfg.seed, cfg.seed))}
-	if err := h.connect(); err != nil {
-		return false, err
+	if h.cl, err = cluster.Connect(cfg.kubeconfig, "cnat-chaos", cluster.Limits{QPS: 200, Burst: 400}); err != nil {
+		return false, fmt.Errorf("-kubeconfig: %w", err)
 	}
+	h.c = h.cl.Client
 	if err := h.labelSimulatedNodes(ctx); err != nil {
 		return false, err
 	}
@@ -221,15 +222,6 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 		}
 	}
 	return failed, nil
-}
-
-func (h *harness) connect() error {
-	cl, err := cluster.Connect(h.cfg.kubeconfig, "cnat-chaos", cluster.Limits{QPS: 200, Burst: 400})
-	if err != nil {
-		return fmt.Errorf("-kubeconfig: %w", err)
-	}
-	h.c, h.cl = cl.Client, cl
-	return nil
 }
 
 // labelSimulatedNodes labels the nodes kwok simulates

@@ -264,13 +264,9 @@ func (t *Trial) Judge(ctx context.Context, auditLog string, since time.Time) (ju
 	t.mu.Unlock()
 	v := judge.Judge(incarnations, rec)
 
-	admitted := map[string]bool{}
-	for _, inc := range incarnations {
-		admitted[inc.Name] = true
-	}
 	for _, name := range refused {
-		if admitted[name] {
-			continue
+		if slices.ContainsFunc(incarnations, func(inc judge.Incarnation) bool { return inc.Name == name }) {
+			continue // a later create of its name was admitted
 		}
 		err := t.c.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: name}, &cnatv1beta1.At{})
 		if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
