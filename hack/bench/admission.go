@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // Admission is one reading of the admission stage: how fast the API server
@@ -57,7 +59,7 @@ func (b *bench) runAdmission(ctx context.Context) ([]Admission, error) {
 	}
 	n, concurrency := b.opts.n, b.opts.concurrency
 	each := func(create func(ctx context.Context, i int) error) func() error {
-		return func() error { return forEach(ctx, n, concurrency, create) }
+		return func() error { return cluster.ForEach(ctx, n, concurrency, create) }
 	}
 	var out []Admission
 	for _, kind := range []struct {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -216,7 +214,7 @@ func stripPodFinalizers(ctx context.Context, cs kubernetes.Interface, namespace 
 	}
 	fmt.Printf("bench: %d Pods in %s still held by finalizers; removing them\n", len(held), namespace)
 	patch := []byte(`{"metadata":{"finalizers":null}}`)
-	return forEach(ctx, len(held), 20, func(ctx context.Context, i int) error {
+	return cluster.ForEach(ctx, len(held), 20, func(ctx context.Context, i int) error {
 		_, err := cs.CoreV1().Pods(namespace).Patch(ctx, held[i], types.MergePatchType, patch, metav1.PatchOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -231,36 +229,4 @@ func waitEmpty(ctx context.Context, count func(context.Context) (int, error), ti
 		n, err := count(ctx)
 		return n == 0, err
 	})
-}
-
-// forEach calls do for 0..n-1 from concurrency goroutines and returns the
-// first error; the others stop taking work after it.
-func forEach(parent context.Context, n, concurrency int, do func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	var (
-		next    atomic.Int64
-		errOnce sync.Once
-		first   error
-		wg      sync.WaitGroup
-	)
-	for range max(1, concurrency) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := do(ctx, i); err != nil {
-					errOnce.Do(func() { first = err; cancel() })
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if first == nil {
-		return parent.Err()
-	}
-	return first
 }

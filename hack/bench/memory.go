@@ -247,7 +247,7 @@ func (b *bench) memoryUnrelatedPods(ctx context.Context, count int) ([]MemoryRea
 		return nil, err
 	}
 	start := time.Now()
-	err = forEach(ctx, count, b.opts.concurrency, func(ctx context.Context, i int) error {
+	err = cluster.ForEach(ctx, count, b.opts.concurrency, func(ctx context.Context, i int) error {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%06d", i)}, Spec: simulatedPodSpec()}
 		_, err := b.c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		return err

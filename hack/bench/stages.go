@@ -134,7 +134,7 @@ func (b *bench) runRaw(ctx context.Context, shaped bool) (*Stage, error) {
 	}
 	stage := &Stage{Name: name, Title: title, N: b.opts.n}
 	stage.T = time.Now()
-	err = forEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
+	err = cluster.ForEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
 		pod := newPod(i, stage.T)
 		if _, err := b.c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating Pod %s/%s: %w", ns, pod.Name, err)
@@ -215,7 +215,7 @@ func benchAt(name string, t time.Time) *cnatv1beta1.At {
 func (b *bench) createAts(ctx context.Context, ns, prefix string, count int, t time.Time) (map[string]types.UID, error) {
 	uids := make(map[string]types.UID, count)
 	var mu sync.Mutex
-	err := forEach(ctx, count, b.opts.concurrency, func(ctx context.Context, i int) error {
+	err := cluster.ForEach(ctx, count, b.opts.concurrency, func(ctx context.Context, i int) error {
 		at := benchAt(fmt.Sprintf("%s-%06d", prefix, i), t)
 		at.Namespace = ns
 		if err := b.c.Client.Create(ctx, at); err != nil {
@@ -347,7 +347,7 @@ func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
 	schedule := fmt.Sprintf("%d %d %d %d *", t.Minute(), t.Hour(), t.Day(), int(t.Month()))
 	uids := make([]types.UID, b.opts.n)
 	start := time.Now()
-	err = forEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
+	err = cluster.ForEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
 		cj := &batchv1.CronJob{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%06d", i)},
 			Spec: batchv1.CronJobSpec{

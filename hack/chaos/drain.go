@@ -46,9 +46,6 @@ const drainedCPU = "100m"
 // again without using a retry (so also with backoffLimit 0); an At with a
 // retry left runs again (on another node), one without fails (Disrupted).
 func (h *harness) drain(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 	nodes := h.nodes

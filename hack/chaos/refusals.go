@@ -129,9 +129,6 @@ func (r *run) cleanup(objs ...client.Object) {
 // lifted, and end as its Pods say; those with a deadline shorter than the
 // window end Missed.
 func (h *harness) policy(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 
@@ -270,9 +267,6 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 // their time, when
 // it is raised. The verdicts are those of policy.
 func (h *harness) quota(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 

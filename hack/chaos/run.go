@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 	"github.com/programming-kubernetes/cnat/hack/internal/judge"
 	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
@@ -47,7 +48,8 @@ func (o outcome) missedWindow() bool {
 	return o.kills > 0 && o.killsInWindow == 0
 }
 
-func (h *harness) runScenario(ctx context.Context, name string, body func(context.Context, *run) error) (outcome, error) {
+func (h *harness) runScenario(ctx context.Context, s scenario) (outcome, error) {
+	name := s.name
 	h.scenario = name
 	began := time.Now()
 	ns := fmt.Sprintf("chaos-%s-%s", name, began.UTC().Format("150405"))
@@ -58,7 +60,18 @@ func (h *harness) runScenario(ctx context.Context, name string, body func(contex
 	fmt.Printf("chaos %s: namespace %s\n", name, ns)
 	r := &run{Trial: t, h: h, name: name, began: began}
 	start := time.Now()
-	err = body(ctx, r)
+	replicas := h.replicas[:1]
+	if s.leader {
+		replicas = h.replicas
+	}
+	for _, rep := range replicas {
+		if err = rep.start(ctx, s.leader); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = s.body(h, ctx, r)
+	}
 	h.stopReplicas()
 	if err != nil {
 		return outcome{}, err
@@ -115,31 +128,9 @@ func (r *run) create(ctx context.Context, name string, s trial.AtSpec) error {
 // createMany creates n Ats named <prefix>-<i> with 8 workers; spec gives
 // each its spec.
 func (r *run) createMany(ctx context.Context, prefix string, n int, spec func(i int) trial.AtSpec) error {
-	var (
-		wg    sync.WaitGroup
-		errMu sync.Mutex
-		first error
-	)
-	next := make(chan int)
-	for range 8 {
-		wg.Go(func() {
-			for i := range next {
-				if err := r.create(ctx, fmt.Sprintf("%s-%d", prefix, i), spec(i)); err != nil {
-					errMu.Lock()
-					if first == nil {
-						first = err
-					}
-					errMu.Unlock()
-				}
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return first
+	return cluster.ForEach(ctx, n, 8, func(ctx context.Context, i int) error {
+		return r.create(ctx, fmt.Sprintf("%s-%d", prefix, i), spec(i))
+	})
 }
 
 // fireTime is a moment far enough ahead for n Ats to be created before it,

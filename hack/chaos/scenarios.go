@@ -40,9 +40,6 @@ func burst(at time.Time) func(int) trial.AtSpec {
 // controller stopped, a Pod is made by hand with that At as its controller
 // owner. The judge must report duplicates=1 lost=0.
 func (h *harness) selfcheck(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	if err := r.create(ctx, "selfcheck", trial.AtSpec{At: time.Now(), Command: "echo once", Duration: "100ms"}); err != nil {
 		return err
 	}
@@ -82,7 +79,7 @@ func (h *harness) killThroughFiring(ctx context.Context, r *run, at time.Time) e
 		return err
 	}
 	rep := h.replicas[0]
-	created, stop, err := r.newPods(ctx)
+	nextPod, stop, err := r.newPods(ctx)
 	if err != nil {
 		return err
 	}
@@ -95,7 +92,7 @@ func (h *harness) killThroughFiring(ctx context.Context, r *run, at time.Time) e
 			}
 		}
 		if i == 0 {
-			if err := waitAimed(ctx, created, time.Minute); err != nil {
+			if err := nextPod(); err != nil {
 				return err
 			}
 		} else if err := h.pause(ctx, 300*time.Millisecond, 2500*time.Millisecond); err != nil {
@@ -114,9 +111,6 @@ func (h *harness) killThroughFiring(ctx context.Context, r *run, at time.Time) e
 
 // sigkill: the controller SIGKILLed again and again while the Ats fire.
 func (h *harness) sigkill(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	at := fireTime(h.size.ats)
 	if err := r.createMany(ctx, "k", h.size.ats, burst(at)); err != nil {
 		return err
@@ -128,11 +122,6 @@ func (h *harness) sigkill(ctx context.Context, r *run) error {
 // creates a batch's first Pod, and in another round SIGSTOPped past its lease, then
 // SIGCONTed while the other leads.
 func (h *harness) leader(ctx context.Context, r *run) error {
-	for _, rep := range h.replicas {
-		if err := rep.start(ctx, true); err != nil {
-			return err
-		}
-	}
 	rounds := h.size.leaderKills + h.size.leaderStops
 	per := max(1, h.size.ats/rounds)
 	for round := range rounds {
@@ -146,12 +135,11 @@ func (h *harness) leader(ctx context.Context, r *run) error {
 		}
 		if round < h.size.leaderKills {
 			// As the leader creates the batch's first Pod.
-			created, stop, err := r.newPods(ctx)
-			if err != nil {
-				return err
+			nextPod, stop, err := r.newPods(ctx)
+			if err == nil {
+				err = nextPod()
+				stop()
 			}
-			err = waitAimed(ctx, created, time.Minute)
-			stop()
 			if err != nil {
 				return err
 			}
@@ -194,9 +182,6 @@ func (h *harness) leader(ctx context.Context, r *run) error {
 
 // apiserver: kube-apiserver and etcd restarted as a batch fires.
 func (h *harness) apiserver(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	at := fireTime(h.size.ats)
 	if err := r.createMany(ctx, "a", h.size.ats, burst(at)); err != nil {
 		return err
@@ -222,9 +207,6 @@ func (h *harness) apiserver(ctx context.Context, r *run) error {
 // Only the Ats the API server admitted are judged, and none it refused may
 // exist.
 func (h *harness) webhook(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	defer h.proxy.setMode(proxyUp)
 	third := max(1, h.size.ats/3)
 	// Each At fires 2s after it is created: some fire during the outage.
@@ -265,9 +247,6 @@ func (h *harness) webhook(ctx context.Context, r *run) error {
 // third before they fire, a third while their Pods run, a third after they
 // finished (as GitOps tools do).
 func (h *harness) recreate(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	at := fireTime(h.size.ats)
 	spec := func(int) trial.AtSpec { return trial.AtSpec{At: at, Command: "echo first", Duration: "3s"} }
 	if err := r.createMany(ctx, "r", h.size.ats, spec); err != nil {
@@ -350,31 +329,29 @@ func (r *run) watchPods(ctx context.Context, fn func(pod *corev1.Pod, created bo
 	return func() { cancel(); factory.Shutdown() }, nil
 }
 
-// newPods signals on created, which holds at most one signal, each time a
-// Pod of the run is created from now on.
-func (r *run) newPods(ctx context.Context) (created <-chan struct{}, stop func(), err error) {
-	ch := make(chan struct{}, 1)
-	stop, err = r.watchPods(ctx, func(_ *corev1.Pod, created bool) {
-		if created {
+// newPods watches for the Pods of the run created from now on, until stop
+// is called: next waits, at most a minute, for the next one (one created
+// since the last wait counts).
+func (r *run) newPods(ctx context.Context) (next func() error, stop func(), err error) {
+	created := make(chan struct{}, 1)
+	stop, err = r.watchPods(ctx, func(_ *corev1.Pod, isNew bool) {
+		if isNew {
 			select {
-			case ch <- struct{}{}:
+			case created <- struct{}{}:
 			default:
 			}
 		}
 	})
-	return ch, stop, err
-}
-
-// waitAimed waits for the next signal on created, for at most limit.
-func waitAimed(ctx context.Context, created <-chan struct{}, limit time.Duration) error {
-	select {
-	case <-created:
-		return nil
-	case <-time.After(limit):
-		return fmt.Errorf("no Pod of the run was created within %s to aim a kill at", limit)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return func() error {
+		select {
+		case <-created:
+			return nil
+		case <-time.After(time.Minute):
+			return errors.New("no Pod of the run was created within a minute to aim a kill at")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, stop, err
 }
 
 // deletePod deletes a Pod by UID, once.
@@ -399,9 +376,6 @@ func (r *run) deletePod(ctx context.Context, pod *corev1.Pod, seen *sync.Map) {
 // the deletion only as one of the changes its watch delivers, never as the
 // state a reconcile reads.
 func (h *harness) podDelete(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	var seen sync.Map
 	stop, err := r.watchPods(ctx, func(pod *corev1.Pod, _ bool) {
 		if pod.Labels[deleteLabel] == "at-once" {
@@ -501,9 +475,6 @@ func (r *run) deleteRunning(ctx context.Context, want int) error {
 // controller is SIGKILLed again and again: a Pod may finish and vanish
 // between the controller's create and its next look.
 func (h *harness) janitor(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	var seen sync.Map
 	stop, err := r.watchPods(ctx, func(pod *corev1.Pod, _ bool) {
 		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {

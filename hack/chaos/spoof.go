@@ -42,9 +42,6 @@ const podClaimsRefusal = "ValidatingAdmissionPolicy 'cnat-pod-claims'"
 // every one (the policy cnat-pod-claims); a write that gets through is a
 // breach. The Ats must run as if nothing happened.
 func (h *harness) spoof(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 	forger, err := r.impersonate(ctx)

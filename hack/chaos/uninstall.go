@@ -27,9 +27,6 @@ import (
 // Pod with the finalizer and no namespace may be left. It removes cnat
 // from the cluster, so it runs last; hack/chaos.sh installs cnat again.
 func (h *harness) uninstall(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	at := fireTime(h.size.ats)
 	spec := func(i int) trial.AtSpec {
 		s := burst(at)(i)

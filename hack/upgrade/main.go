@@ -96,11 +96,13 @@ type harness struct {
 	cfg config
 	c   client.Client
 
-	mu           sync.Mutex
-	requests     int
-	refused      []string
+	// mu guards what the client's goroutine records: its requests and
+	// those refused.
+	mu       sync.Mutex
+	requests int
+	refused  []string
+	// upgradeBegan is when the upgrade command started.
 	upgradeBegan time.Time
-	upgradeEnded time.Time
 }
 
 func run(cfg config) (bool, error) {
@@ -155,15 +157,10 @@ func run(cfg config) (bool, error) {
 	clientDone := make(chan struct{})
 	go func() { defer close(clientDone); h.keepUsing(clientCtx) }()
 
-	h.mu.Lock()
 	h.upgradeBegan = time.Now()
-	h.mu.Unlock()
 	fmt.Printf("upgrade: running: %s\n", cfg.upgrade)
 	upgradeErr := h.runUpgrade(ctx)
-	h.mu.Lock()
-	h.upgradeEnded = time.Now()
-	took := h.upgradeEnded.Sub(h.upgradeBegan)
-	h.mu.Unlock()
+	took := time.Since(h.upgradeBegan)
 	fmt.Printf("upgrade: the upgrade took %s (%v)\n", took.Round(100*time.Millisecond), errOrOK(upgradeErr))
 	atEnd := h.states(ctx)
 	fmt.Printf("upgrade: after the upgrade: %v\n", atEnd)
@@ -312,10 +309,7 @@ func (h *harness) settle(ctx context.Context) {
 // judge judges the run with the chaos judge; an At created and gone is
 // lost (the upgrade deletes none, and nothing else does).
 func (h *harness) judge(ctx context.Context) (judge.Verdict, judge.Record, error) {
-	h.mu.Lock()
-	began := h.upgradeBegan.Add(-5 * time.Minute)
-	h.mu.Unlock()
-	v, rec, gone, err := h.Judge(ctx, h.cfg.auditLog, began)
+	v, rec, gone, err := h.Judge(ctx, h.cfg.auditLog, h.upgradeBegan.Add(-5*time.Minute))
 	for _, name := range gone {
 		v.Lost++
 		v.Findings = append(v.Findings, fmt.Sprintf("lost: At %s/%s: gone after the upgrade", h.Namespace, name))
@@ -420,12 +414,9 @@ func (h *harness) checkScenario(atStart, atEnd map[string]int, rec judge.Record)
 	if n, want := atEnd["pending Pending/Scheduled"], 2*h.cfg.perState; n != want {
 		problems = append(problems, fmt.Sprintf("%d of %d pending Ats were still pending when the upgrade ended: give the upgrade more time (-pending-after)", n, want))
 	}
-	h.mu.Lock()
-	began := h.upgradeBegan
-	h.mu.Unlock()
 	retries := 0
 	for _, c := range rec.Creates {
-		if strings.HasPrefix(c.Name, "retrying-") && c.Time.After(began) {
+		if strings.HasPrefix(c.Name, "retrying-") && c.Time.After(h.upgradeBegan) {
 			retries++
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,4 +93,37 @@ func CreateNamespace(ctx context.Context, c client.Client, name string, labels m
 	}, func() error {
 		return fmt.Errorf("namespace %s has no default ServiceAccount after a minute: %w", name, err)
 	})
+}
+
+// ForEach calls do for 0..n-1 from concurrency goroutines, as the harness
+// creates its bursts of objects, and returns the first error; the others
+// stop taking work after it, and the context do is given ends.
+func ForEach(parent context.Context, n, concurrency int, do func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var (
+		next    atomic.Int64
+		errOnce sync.Once
+		first   error
+		wg      sync.WaitGroup
+	)
+	for range max(1, concurrency) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := do(ctx, i); err != nil {
+					errOnce.Do(func() { first = err; cancel() })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil {
+		return parent.Err()
+	}
+	return first
 }
