@@ -127,36 +127,29 @@ func (r *run) drainNode(ctx context.Context, node string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	pods = slices.DeleteFunc(pods, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil || finished(&p) })
 	var (
-		wg      sync.WaitGroup
 		mu      sync.Mutex
 		evicted []types.UID
-		failed  error
 	)
-	for _, pod := range pods {
-		if pod.DeletionTimestamp != nil || finished(&pod) {
-			continue
-		}
-		wg.Go(func() {
-			err := r.h.cl.Kube.PolicyV1().Evictions(r.Namespace).Evict(ctx, &policyv1.Eviction{
-				ObjectMeta:    metav1.ObjectMeta{Namespace: r.Namespace, Name: pod.Name},
-				DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
-			})
+	err = cluster.ForEach(ctx, len(pods), len(pods), func(ctx context.Context, i int) error {
+		pod := pods[i]
+		err := r.h.cl.Kube.PolicyV1().Evictions(r.Namespace).Evict(ctx, &policyv1.Eviction{
+			ObjectMeta:    metav1.ObjectMeta{Namespace: r.Namespace, Name: pod.Name},
+			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
+		})
+		switch {
+		case err == nil:
 			mu.Lock()
 			defer mu.Unlock()
-			switch {
-			case err == nil:
-				evicted = append(evicted, pod.UID)
-			case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-				// Gone, or another Pod by now.
-			default:
-				failed = fmt.Errorf("evicting Pod %s/%s: %w", r.Namespace, pod.Name, err)
-			}
-		})
-	}
-	wg.Wait()
-	if failed != nil {
-		return 0, failed
+			evicted = append(evicted, pod.UID)
+		case !apierrors.IsNotFound(err) && !apierrors.IsConflict(err): // gone, or another Pod by now: skipped
+			return fmt.Errorf("evicting Pod %s/%s: %w", r.Namespace, pod.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	// kubectl drain waits until the evicted Pods are gone; these stay (the
 	// tracking finalizer) until the controller recorded them: stopped is

@@ -225,7 +225,7 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 	defer h.proxy.close()
 
 	for _, s := range selected {
-		v, err := h.runScenario(ctx, s)
+		v, scenarioFailed, err := h.runScenario(ctx, s)
 		if err != nil {
 			return false, fmt.Errorf("scenario %s: %w", s.name, err)
 		}
@@ -236,9 +236,7 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 			}
 			continue
 		}
-		if v.Failed() || v.breaches > 0 || v.missedWindow() {
-			failed = true
-		}
+		failed = failed || v.Failed() || scenarioFailed
 	}
 	return failed, nil
 }

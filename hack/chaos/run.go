@@ -31,31 +31,19 @@ type run struct {
 	breaches []string
 }
 
-// outcome is a scenario's verdict, the attacks that should have been
-// refused but were not, and the controller kills that landed between a Pod
-// create and the At status write after it (judge.KillsInWindow).
-type outcome struct {
-	judge.Verdict
-	breaches      int
-	kills         int
-	killsInWindow int
-}
-
-// missedWindow reports whether the scenario killed the controller but
-// never between a Pod create and its At's status write: it did not test
-// what its kills are for.
-func (o outcome) missedWindow() bool {
-	return o.kills > 0 && o.killsInWindow == 0
-}
-
-func (h *harness) runScenario(ctx context.Context, s scenario) (outcome, error) {
+// runScenario runs s in a namespace of its own and judges it: its verdict,
+// and whether it failed otherwise: an attack the API server should have
+// refused got through (a breach), or it SIGKILLed the controller but never
+// between a Pod create and the At status write after it
+// (judge.KillsInWindow), so it did not test what its kills are for.
+func (h *harness) runScenario(ctx context.Context, s scenario) (v judge.Verdict, failed bool, err error) {
 	name := s.name
 	h.scenario = name
 	began := time.Now()
 	ns := fmt.Sprintf("chaos-%s-%s", name, began.UTC().Format("150405"))
 	t, err := trial.Start(ctx, h.c, ns)
 	if err != nil {
-		return outcome{}, err
+		return v, false, err
 	}
 	fmt.Printf("chaos %s: namespace %s\n", name, ns)
 	r := &run{Trial: t, h: h, name: name, began: began}
@@ -74,31 +62,32 @@ func (h *harness) runScenario(ctx context.Context, s scenario) (outcome, error) 
 	}
 	h.stopReplicas()
 	if err != nil {
-		return outcome{}, err
+		return v, false, err
 	}
 	v, rec, _, err := r.Judge(ctx, h.cfg.auditLog, r.began)
 	if err != nil {
-		return outcome{}, err
+		return v, false, err
 	}
-	o := outcome{Verdict: v, breaches: len(r.breaches), kills: len(r.kills), killsInWindow: judge.KillsInWindow(r.kills, rec)}
+	inWindow := judge.KillsInWindow(r.kills, rec)
+	missedWindow := len(r.kills) > 0 && inWindow == 0
 	for _, b := range r.breaches {
 		v.Findings = append(v.Findings, "breach: "+b)
 	}
 	if err := trial.WriteFindings(filepath.Join(h.cfg.workDir, name+".findings"), v.Findings, 20); err != nil {
-		return outcome{}, err
+		return v, false, err
 	}
 	fmt.Printf("chaos %s: took %s\n", name, time.Since(start).Round(time.Second))
 	fmt.Println(v.Line(name))
 	if len(r.breaches) > 0 {
 		fmt.Printf("chaos %s: %d attacks got through that the API server should have refused\n", name, len(r.breaches))
 	}
-	if o.kills > 0 {
-		fmt.Printf("chaos %s: %d of %d SIGKILLs landed between a Pod create and the status write of its At that followed\n", name, o.killsInWindow, o.kills)
+	if len(r.kills) > 0 {
+		fmt.Printf("chaos %s: %d of %d SIGKILLs landed between a Pod create and the status write of its At that followed\n", name, inWindow, len(r.kills))
 	}
-	if o.missedWindow() {
+	if missedWindow {
 		fmt.Printf("chaos %s: no SIGKILL landed in that window: the run did not test a crash there\n", name)
 	}
-	return o, nil
+	return v, len(r.breaches) > 0 || missedWindow, nil
 }
 
 // kill SIGKILLs rep and records when.
