@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 )
@@ -46,17 +47,12 @@ func (p *Process) SampleRSS() (stop func() int64) {
 	done, peak := make(chan struct{}), make(chan int64)
 	go func() {
 		var largest int64
-		for {
+		wait.Until(func() {
 			if rss, _, err := p.Memory(); err == nil {
 				largest = max(largest, rss)
 			}
-			select {
-			case <-done:
-				peak <- largest
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
+		}, 100*time.Millisecond, done)
+		peak <- largest
 	}()
 	return sync.OnceValue(func() int64 { close(done); return <-peak })
 }

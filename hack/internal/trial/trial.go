@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -169,12 +170,7 @@ func (t *Trial) Sample(ctx context.Context, interval time.Duration) (stop func()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for {
-			t.sampleOnce(sctx)
-			if poll.Sleep(sctx, interval) != nil {
-				return
-			}
-		}
+		wait.UntilWithContext(sctx, t.sampleOnce, interval)
 	}()
 	return func() { cancel(); <-done }
 }
