@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
 // Admission is one reading of the admission stage: how fast the API server
@@ -52,48 +54,45 @@ const admissionGate = "cnat.programming-kubernetes.info/bench-admission"
 // times each kind.
 func (b *bench) runAdmission(ctx context.Context) ([]Admission, error) {
 	ns := b.opts.namespacePrefix + "-" + stageNamespace("admission")
-	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c, ns); err != nil {
 		return nil, err
 	}
 	n, concurrency := b.opts.n, b.opts.concurrency
-	timed := func(kind string, create func(ctx context.Context, i int) error) (Admission, error) {
-		start := time.Now()
-		if err := forEach(ctx, n, concurrency, create); err != nil {
-			return Admission{}, err
-		}
-		a := Admission{Kind: kind, N: n, Seconds: time.Since(start).Seconds()}
-		fmt.Printf("bench: admission: %d %ss in %s, %.0f/s\n", n, kind, fmtSeconds(a.Seconds), a.PerSecond())
-		return a, nil
+	each := func(create func(ctx context.Context, i int) error) func() error {
+		return func() error { return cluster.ForEach(ctx, n, concurrency, create) }
 	}
 	var out []Admission
-	a, err := timed(admissionConfigMap, func(ctx context.Context, i int) error {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("admission-%06d", i)}, Data: map[string]string{"command": "echo admitted"}}
-		if _, err := b.c.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating ConfigMap %s/%s: %w", ns, cm.Name, err)
+	for _, kind := range []struct {
+		name   string
+		create func() error
+	}{
+		{admissionConfigMap, each(func(ctx context.Context, i int) error {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("admission-%06d", i)}, Data: map[string]string{"command": "echo admitted"}}
+			if _, err := b.c.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("creating ConfigMap %s/%s: %w", ns, cm.Name, err)
+			}
+			return nil
+		})},
+		{admissionPod, each(func(ctx context.Context, i int) error {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("admission-%06d", i)}, Spec: simulatedPodSpec()}
+			pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: admissionGate}}
+			if _, err := b.c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("creating Pod %s/%s: %w", ns, pod.Name, err)
+			}
+			return nil
+		})},
+		{admissionAt, func() error {
+			_, err := b.createAts(ctx, ns, "admission", n, time.Now().Add(24*time.Hour).Truncate(time.Second))
+			return err
+		}},
+	} {
+		start := time.Now()
+		if err := kind.create(); err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		a := Admission{Kind: kind.name, N: n, Seconds: time.Since(start).Seconds()}
+		fmt.Printf("bench: admission: %d %ss in %s, %.0f/s\n", n, kind.name, fmtSeconds(a.Seconds), a.PerSecond())
+		out = append(out, a)
 	}
-	out = append(out, a)
-	a, err = timed(admissionPod, func(ctx context.Context, i int) error {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("admission-%06d", i)}, Spec: simulatedPodSpec()}
-		pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: admissionGate}}
-		if _, err := b.c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating Pod %s/%s: %w", ns, pod.Name, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, a)
-	start := time.Now()
-	if _, err := b.createAts(ctx, ns, "admission", n, time.Now().Add(24*time.Hour).Truncate(time.Second)); err != nil {
-		return nil, err
-	}
-	a = Admission{Kind: admissionAt, N: n, Seconds: time.Since(start).Seconds()}
-	fmt.Printf("bench: admission: %d Ats in %s, %.0f/s\n", n, fmtSeconds(a.Seconds), a.PerSecond())
-	return append(out, a), nil
+	return out, nil
 }

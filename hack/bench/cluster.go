@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
@@ -30,14 +29,7 @@ const (
 // creates it: on a simulated node, which runs it for 1 s with exit code 0
 // (hack/kwok/stages.yaml).
 func simulatedPodSpec() corev1.PodSpec {
-	return cluster.Simulated(corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever,
-		Containers: []corev1.Container{{
-			Name:    "run",
-			Image:   "busybox:1.37",
-			Command: []string{"/bin/sh", "-c", "true"},
-		}},
-	})
+	return cluster.SimulatedPodSpec("run", "/bin/sh", "-c", "true")
 }
 
 // ensureNodes creates simulated nodes named cnat-bench-<i> until there are
@@ -101,20 +93,10 @@ func deleteNodes(ctx context.Context, cs kubernetes.Interface) error {
 	return nil
 }
 
-// createNamespace creates a fresh namespace for one stage.
-func createNamespace(ctx context.Context, cs kubernetes.Interface, name string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{benchLabel: "true"}}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", name, err)
-	}
-	// Pods can be created once the namespace's default ServiceAccount is.
-	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := cs.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil, err
-	})
+// createNamespace creates a fresh namespace for one stage, labelled as the
+// bench's.
+func createNamespace(ctx context.Context, c *cluster.Clients, name string) error {
+	return cluster.CreateNamespace(ctx, c.Client, name, map[string]string{benchLabel: "true"})
 }
 
 // removeLeftovers deletes the namespaces an interrupted run left behind.
@@ -140,20 +122,7 @@ func removeLeftovers(ctx context.Context, c *cluster.Clients) error {
 func cleanNamespace(ctx context.Context, c *cluster.Clients, namespace string) error {
 	background := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &background}
-	ats := c.Dynamic.Resource(atResource).Namespace(namespace)
-	err := deleteAll(ctx, "Ats", namespace, 5*time.Minute,
-		func(ctx context.Context) error { return ats.DeleteCollection(ctx, opts, metav1.ListOptions{}) },
-		func(ctx context.Context) (int, error) {
-			l, err := ats.List(ctx, metav1.ListOptions{Limit: 1})
-			if apierrors.IsNotFound(err) {
-				return 0, nil
-			}
-			if err != nil {
-				return 0, err
-			}
-			return len(l.Items), nil
-		})
-	if err != nil {
+	if err := deleteAll(ctx, c.Dynamic.Resource(atResource).Namespace(namespace), "Ats", namespace, opts); err != nil {
 		return err
 	}
 	if err := c.Kube.BatchV1().CronJobs(namespace).DeleteCollection(ctx, opts, metav1.ListOptions{}); err != nil {
@@ -162,24 +131,14 @@ func cleanNamespace(ctx context.Context, c *cluster.Clients, namespace string) e
 	if err := c.Kube.BatchV1().Jobs(namespace).DeleteCollection(ctx, opts, metav1.ListOptions{}); err != nil {
 		return fmt.Errorf("deleting the Jobs of %s: %w", namespace, err)
 	}
-	pods := c.Kube.CoreV1().Pods(namespace)
-	deletePods := func(ctx context.Context) error {
-		return pods.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
-	}
-	countPods := func(ctx context.Context) (int, error) {
-		l, err := pods.List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil {
-			return 0, err
-		}
-		return len(l.Items), nil
-	}
 	// Pods still running are deleted gracefully: kwok removes about 50 a
 	// second.
-	if err := deleteAll(ctx, "Pods", namespace, 5*time.Minute, deletePods, countPods); err != nil {
+	pods := c.Dynamic.Resource(corev1.SchemeGroupVersion.WithResource("pods")).Namespace(namespace)
+	if err := deleteAll(ctx, pods, "Pods", namespace, metav1.DeleteOptions{}); err != nil {
 		if err := stripPodFinalizers(ctx, c.Kube, namespace); err != nil {
 			return err
 		}
-		if err := waitEmpty(ctx, countPods, time.Minute); err != nil {
+		if err := waitEmpty(ctx, countOf(pods), time.Minute); err != nil {
 			return fmt.Errorf("waiting for the Pods of %s to go: %w", namespace, err)
 		}
 	}
@@ -195,24 +154,39 @@ func cleanNamespace(ctx context.Context, c *cluster.Clients, namespace string) e
 	}, 2*time.Minute)
 }
 
-// deleteAll deletes a collection until count finds none left, for at most
-// timeout. One DeleteCollection of tens of thousands of objects can outlast
+// deleteAll deletes a collection until none is left, for at most five
+// minutes. One DeleteCollection of tens of thousands of objects can outlast
 // the API server's request timeout; it is then sent again for what is left.
-func deleteAll(ctx context.Context, what, namespace string, timeout time.Duration,
-	deleteCollection func(context.Context) error, count func(context.Context) (int, error)) error {
+func deleteAll(ctx context.Context, collection dynamic.ResourceInterface, what, namespace string, opts metav1.DeleteOptions) error {
+	const timeout = 5 * time.Minute
 	deadline := time.Now().Add(timeout)
 	for {
-		err := deleteCollection(ctx)
+		err := collection.DeleteCollection(ctx, opts, metav1.ListOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			fmt.Printf("bench: deleting the %s of %s: %v; trying again\n", what, namespace, err)
 		}
-		waitErr := waitEmpty(ctx, count, min(30*time.Second, time.Until(deadline)))
+		waitErr := waitEmpty(ctx, countOf(collection), min(30*time.Second, time.Until(deadline)))
 		if waitErr == nil {
 			return nil
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
 			return fmt.Errorf("deleting the %s of %s: still there after %s: %w", what, namespace, timeout, waitErr)
 		}
+	}
+}
+
+// countOf counts whether anything is left of a collection (a list of at
+// most one); nothing if its kind is gone.
+func countOf(collection dynamic.ResourceInterface) func(context.Context) (int, error) {
+	return func(ctx context.Context) (int, error) {
+		l, err := collection.List(ctx, metav1.ListOptions{Limit: 1})
+		if apierrors.IsNotFound(err) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		return len(l.Items), nil
 	}
 }
 
@@ -233,7 +207,7 @@ func stripPodFinalizers(ctx context.Context, cs kubernetes.Interface, namespace 
 	}
 	fmt.Printf("bench: %d Pods in %s still held by finalizers; removing them\n", len(held), namespace)
 	patch := []byte(`{"metadata":{"finalizers":null}}`)
-	return forEach(ctx, len(held), 20, func(ctx context.Context, i int) error {
+	return cluster.ForEach(ctx, len(held), 20, func(ctx context.Context, i int) error {
 		_, err := cs.CoreV1().Pods(namespace).Patch(ctx, held[i], types.MergePatchType, patch, metav1.PatchOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -248,36 +222,4 @@ func waitEmpty(ctx context.Context, count func(context.Context) (int, error), ti
 		n, err := count(ctx)
 		return n == 0, err
 	})
-}
-
-// forEach calls do for 0..n-1 from concurrency goroutines and returns the
-// first error; the others stop taking work after it.
-func forEach(parent context.Context, n, concurrency int, do func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	var (
-		next    atomic.Int64
-		errOnce sync.Once
-		first   error
-		wg      sync.WaitGroup
-	)
-	for range max(1, concurrency) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := do(ctx, i); err != nil {
-					errOnce.Do(func() { first = err; cancel() })
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if first == nil {
-		return parent.Err()
-	}
-	return first
 }

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/prometheus/procfs"
 
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
@@ -16,29 +17,15 @@ import (
 // leaves empty.
 func describeMachine(_ context.Context, c *cluster.Clients, root string) Machine {
 	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version()}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		s := bufio.NewScanner(f)
-		for s.Scan() {
-			if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				m.CPU = strings.TrimSpace(v)
-				break
-			}
+	if fs, err := procfs.NewDefaultFS(); err == nil {
+		if cpus, err := fs.CPUInfo(); err == nil && len(cpus) > 0 {
+			m.CPU = cpus[0].ModelName
 		}
-		_ = f.Close()
-	}
-	if f, err := os.Open("/proc/meminfo"); err == nil {
-		s := bufio.NewScanner(f)
-		for s.Scan() {
-			if fields := strings.Fields(s.Text()); len(fields) >= 2 && fields[0] == "MemTotal:" {
-				kb, _ := strconv.Atoi(fields[1])
-				m.MemoryGiB = (kb + (1 << 19)) >> 20
-			}
+		if mem, err := fs.Meminfo(); err == nil && mem.MemTotal != nil {
+			m.MemoryGiB = int((*mem.MemTotal + 1<<19) >> 20) // kB
 		}
-		_ = f.Close()
-	}
-	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
-		if fields := strings.Fields(string(load)); len(fields) > 0 {
-			m.LoadAverage = fields[0]
+		if load, err := fs.LoadAvg(); err == nil {
+			m.LoadAverage = strconv.FormatFloat(load.Load1, 'f', 2, 64)
 		}
 	}
 	if release, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {

@@ -229,48 +229,8 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 	for round := 1; round <= opts.repeat; round++ {
 		for _, name := range opts.stages {
 			fmt.Printf("bench: stage %s, N = %d, run %d of %d\n", name, opts.n, round, opts.repeat)
-			if name == "admission" {
-				readings, err := b.runAdmission(ctx)
-				if err != nil {
-					return fmt.Errorf("stage admission, run %d: %w", round, err)
-				}
-				for _, a := range readings {
-					a.Round = round
-					result.Admission = append(result.Admission, a)
-				}
-				if err := cleanNamespace(ctx, c, opts.namespacePrefix+"-"+stageNamespace(name)); err != nil {
-					cleanupErrs = append(cleanupErrs, err)
-					fmt.Fprintln(os.Stderr, "bench:", err)
-				}
-				continue
-			}
-			var s *Stage
-			switch name {
-			case "raw":
-				s, err = b.runRaw(ctx, false)
-			case "shaped":
-				s, err = b.runRaw(ctx, true)
-			case "cnat":
-				s, err = b.runCnat(ctx)
-			case "cronjob":
-				s, err = b.runCronJob(ctx)
-			}
-			if err != nil {
+			if err := b.runStage(ctx, result, name, round); err != nil {
 				return fmt.Errorf("stage %s, run %d: %w", name, round, err)
-			}
-			s.Round = round
-			fmt.Printf("bench: stage %s: first Pod p50 %s, p99 %s; all terminal %s; duplicates %d, lost %d\n", name,
-				fmtSeconds(s.FirstPod.P50), fmtSeconds(s.FirstPod.P99), s.terminalCell(nil), s.Verdict.Duplicates, s.Verdict.Lost)
-			result.Stages = append(result.Stages, s)
-			if name == "cnat" && opts.memorySettled && round == opts.repeat {
-				if err := b.restartController(ctx); err != nil {
-					return err
-				}
-				m, err := b.readMemory(ctx, fmt.Sprintf("%d settled Ats", opts.n))
-				if err != nil {
-					return err
-				}
-				result.Memory = append(result.Memory, m)
 			}
 			// A stage's results are kept even if its cleanup fails: the
 			// next run removes what is left.
@@ -280,18 +240,14 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 			}
 		}
 	}
-	if opts.memoryPending > 0 {
-		m, err := b.memoryPending(ctx, opts.memoryPending)
-		if len(m) == 0 {
-			return err
+	for _, memory := range []struct {
+		count int
+		read  func(context.Context, int) ([]MemoryReading, error)
+	}{{opts.memoryPending, b.memoryPending}, {opts.memoryUnrelated, b.memoryUnrelatedPods}} {
+		if memory.count == 0 {
+			continue
 		}
-		result.Memory = append(result.Memory, m...)
-		if err != nil { // read, but not cleaned up
-			cleanupErrs = append(cleanupErrs, err)
-		}
-	}
-	if opts.memoryUnrelated > 0 {
-		m, err := b.memoryUnrelatedPods(ctx, opts.memoryUnrelated)
+		m, err := memory.read(ctx, memory.count)
 		if len(m) == 0 {
 			return err
 		}
@@ -301,6 +257,47 @@ func run(ctx context.Context, opts options, cmdline string) (err error) {
 		}
 	}
 	return errors.Join(report(result, opts), errors.Join(cleanupErrs...))
+}
+
+// runStage runs the stage name of round and adds what it measured to
+// result; after the last round's cnat stage, with -memory-settled, the
+// memory of a restarted controller beside its settled Ats.
+func (b *bench) runStage(ctx context.Context, result *Result, name string, round int) (err error) {
+	var s *Stage
+	switch name {
+	case "admission":
+		readings, err := b.runAdmission(ctx)
+		for _, a := range readings {
+			a.Round = round
+			result.Admission = append(result.Admission, a)
+		}
+		return err
+	case "raw", "shaped":
+		s, err = b.runRaw(ctx, name == "shaped")
+	case "cnat":
+		s, err = b.runCnat(ctx)
+	case "cronjob":
+		s, err = b.runCronJob(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	s.Round = round
+	fmt.Printf("bench: stage %s: first Pod p50 %s, p99 %s; all terminal %s; duplicates %d, lost %d\n", name,
+		fmtSeconds(s.FirstPod.P50), fmtSeconds(s.FirstPod.P99), s.terminalCell(nil), s.Verdict.Duplicates, s.Verdict.Lost)
+	result.Stages = append(result.Stages, s)
+	if name != "cnat" || !b.opts.memorySettled || round != b.opts.repeat {
+		return nil
+	}
+	if err := b.restartController(ctx, ""); err != nil {
+		return err
+	}
+	m, err := b.readMemory(ctx, fmt.Sprintf("%d settled Ats", b.opts.n))
+	if err != nil {
+		return err
+	}
+	result.Memory = append(result.Memory, m)
+	return nil
 }
 
 // stageNamespace is the suffix of a stage's namespace.

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 )
 
 // MemoryReading is the controller's memory in one situation, read once it
@@ -52,15 +55,10 @@ const (
 	before    = "before"
 )
 
-// restartController stops the controller and starts a fresh one, so a
-// reading is not inflated by what an earlier stage left on its heap.
-func (b *bench) restartController(ctx context.Context) error {
-	return b.restartControllerFrom(ctx, "")
-}
-
-// restartControllerFrom is restartController with the controller binary bin
-// (empty: bin/cnat-controller).
-func (b *bench) restartControllerFrom(ctx context.Context, bin string) error {
+// restartController stops the controller and starts a fresh one, from the
+// binary bin (empty: bin/cnat-controller), so a reading is not inflated by
+// what an earlier stage left on its heap.
+func (b *bench) restartController(ctx context.Context, bin string) error {
 	b.controller.Stop()
 	p, err := startController(ctx, b.root, b.opts.kubeconfig, b.controller.Log, bin, b.opts.controllerArgs)
 	if err != nil {
@@ -106,7 +104,7 @@ func memorySteps(count int) []int {
 // due canaryDue later is created: how late its Pod comes.
 func (b *bench) memoryPending(ctx context.Context, count int) ([]MemoryReading, error) {
 	ns := b.opts.namespacePrefix + "-pending"
-	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c, ns); err != nil {
 		return nil, err
 	}
 	due := time.Now().Add(24 * time.Hour).Truncate(time.Second)
@@ -160,18 +158,15 @@ func (b *bench) readRestart(ctx context.Context, which string, pending int, cana
 	started := time.Now()
 	// The canary is watched for from the restart on, beside the wait for
 	// the list: its Pod may come before the list is done.
-	type canaryResult struct {
-		late float64
-		err  error
-	}
-	canaryDone := make(chan canaryResult, 1)
+	var (
+		late      float64
+		canaryErr error
+		watching  sync.WaitGroup
+	)
 	if canary != nil {
-		go func() {
-			late, err := canary.wait(ctx, b.c, 5*time.Minute)
-			canaryDone <- canaryResult{late, err}
-		}()
+		watching.Go(func() { late, canaryErr = canary.wait(ctx, b.c, 5*time.Minute) })
 	}
-	if err := b.restartControllerFrom(ctx, bin); err != nil {
+	if err := b.restartController(ctx, bin); err != nil {
 		return MemoryReading{}, err
 	}
 	listedLine := []string{"Listed every At"}
@@ -184,11 +179,11 @@ func (b *bench) readRestart(ctx context.Context, which string, pending int, cana
 	}
 	var lateness *float64
 	if canary != nil {
-		res := <-canaryDone
-		if res.err != nil {
-			return MemoryReading{}, res.err
+		watching.Wait()
+		if canaryErr != nil {
+			return MemoryReading{}, canaryErr
 		}
-		lateness = &res.late
+		lateness = &late
 	}
 	r, err := b.readMemory(ctx, fmt.Sprintf("%d pending Ats (%s)", pending, which))
 	if err != nil {
@@ -216,35 +211,24 @@ func (b *bench) createCanary(ctx context.Context, ns string, in time.Duration) (
 	due := time.Now().Add(in).Truncate(time.Second)
 	// Named to sort after every other At: the API server lists in key
 	// order, so it is the last At a restarted controller sees.
-	names, err := b.createAts(ctx, ns, "zz-canary", 1, due)
-	if err != nil {
+	if _, err := b.createAts(ctx, ns, "zz-canary", 1, due); err != nil {
 		return nil, err
 	}
-	for name := range names {
-		return &canaryAt{namespace: ns, name: name, due: due}, nil
-	}
-	return nil, fmt.Errorf("no canary At created")
+	return &canaryAt{namespace: ns, name: "zz-canary-000000", due: due}, nil
 }
 
 // wait returns how long after its time the canary's Pod appeared, polled
 // every 100 ms.
-func (c *canaryAt) wait(ctx context.Context, cs *cluster.Clients, timeout time.Duration) (float64, error) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		pods, err := cs.Kube.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: "cnat.programming-kubernetes.info/at=" + c.name})
-		if err != nil {
-			return 0, err
-		}
-		if len(pods.Items) > 0 {
-			return time.Since(c.due).Seconds(), nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+func (c *canaryAt) wait(ctx context.Context, cs *cluster.Clients, timeout time.Duration) (late float64, err error) {
+	appeared := func(ctx context.Context) (bool, error) {
+		pods, err := cs.Kube.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: cnatv1beta1.LabelAt + "=" + c.name})
+		late = time.Since(c.due).Seconds()
+		return err == nil && len(pods.Items) > 0, err
 	}
-	return 0, fmt.Errorf("the At %s due at %s had no Pod %s later", c.name, c.due.Format(time.RFC3339), timeout)
+	err = poll.Until(ctx, 100*time.Millisecond, timeout, appeared, func() error {
+		return fmt.Errorf("the At %s due at %s had no Pod %s later", c.name, c.due.Format(time.RFC3339), timeout)
+	})
+	return late, err
 }
 
 // memoryUnrelatedPods reads the controller's memory before and after count
@@ -252,10 +236,10 @@ func (c *canaryAt) wait(ctx context.Context, cs *cluster.Clients, timeout time.D
 // cnat's label, so it must not grow with them.
 func (b *bench) memoryUnrelatedPods(ctx context.Context, count int) ([]MemoryReading, error) {
 	ns := b.opts.namespacePrefix + "-unrelated"
-	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c, ns); err != nil {
 		return nil, err
 	}
-	if err := b.restartController(ctx); err != nil {
+	if err := b.restartController(ctx, ""); err != nil {
 		return nil, err
 	}
 	without, err := b.readMemory(ctx, fmt.Sprintf("before %d unrelated Pods", count))
@@ -263,7 +247,7 @@ func (b *bench) memoryUnrelatedPods(ctx context.Context, count int) ([]MemoryRea
 		return nil, err
 	}
 	start := time.Now()
-	err = forEach(ctx, count, b.opts.concurrency, func(ctx context.Context, i int) error {
+	err = cluster.ForEach(ctx, count, b.opts.concurrency, func(ctx context.Context, i int) error {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%06d", i)}, Spec: simulatedPodSpec()}
 		_, err := b.c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		return err

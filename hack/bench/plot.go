@@ -59,17 +59,10 @@ func plotLateness(r *Result, path string) error {
 		all = append(all, series{label: r.label(s, label), samples: s.FirstPodSamples, n: s.N, color: colors[s.Name]})
 	}
 
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("First Pod after the due instant T, N = %d", r.N)
-	p.X.Label.Text = "seconds after T (log scale)"
-	p.Y.Label.Text = "fraction of units started"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p := newPlot(fmt.Sprintf("First Pod after the due instant T, N = %d", r.N), "seconds after T (log scale)", "fraction of units started")
 	// Room above 1 for the legend, so it covers no curve.
 	p.Y.Min, p.Y.Max = 0, 1.3
 	p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25}, {Value: 0.5, Label: "0.5"}, {Value: 0.75}, {Value: 1, Label: "1"}})
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Add(plotter.NewGrid())
 	xMin, xMax := 1.0, 10.0
 	for _, s := range all {
 		if len(s.samples) == 0 {
@@ -78,37 +71,19 @@ func plotLateness(r *Result, path string) error {
 		xys := cumulative(s.samples, s.n)
 		xMin = min(xMin, xys[0].X)
 		xMax = max(xMax, xys[len(xys)-1].X)
-		line, err := plotter.NewLine(xys)
-		if err != nil {
-			return fmt.Errorf("plotting %s: %w", s.label, err)
+		if err := addLine(p, s.label, xys, s.color, s.dashed, false); err != nil {
+			return err
 		}
-		line.Color = s.color
-		line.Width = vg.Points(1.5)
-		if s.dashed {
-			line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		}
-		p.Add(line)
-		p.Legend.Add(s.label, line)
 	}
 	p.X.Min, p.X.Max = xMin/1.5, xMax*1.5
-	if err := p.Save(8*vg.Inch, 4.5*vg.Inch, path); err != nil {
-		return fmt.Errorf("saving the plot %s: %w", path, err)
-	}
-	return nil
+	return save(p, path)
 }
 
 // plotMemory draws the controller's RSS and peak RSS against the number of
 // pending Ats, one line per controller read (this build, and the one before
 // if the run read it), on a log axis, and saves it to path.
 func plotMemory(r *Result, path string) error {
-	p := plot.New()
-	p.Title.Text = "Controller memory with pending Ats, each read after a restart"
-	p.X.Label.Text = "pending Ats (log scale)"
-	p.Y.Label.Text = "MiB"
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Add(plotter.NewGrid())
+	p := newPlot("Controller memory with pending Ats, each read after a restart", "pending Ats (log scale)", "MiB")
 	colors := map[string]color.Color{thisBuild: color.RGBA{R: 31, G: 119, B: 180, A: 255}, before: color.RGBA{R: 214, G: 39, B: 40, A: 255}}
 	yMax := 0.0
 	for _, which := range []string{before, thisBuild} {
@@ -123,26 +98,51 @@ func plotMemory(r *Result, path string) error {
 		if len(rss) == 0 {
 			continue
 		}
-		for _, l := range []struct {
-			label  string
-			xys    plotter.XYs
-			dashed bool
-		}{{which + ": RSS once idle", rss, false}, {which + ": peak RSS (the initial list)", peak, true}} {
-			line, points, err := plotter.NewLinePoints(l.xys)
-			if err != nil {
-				return fmt.Errorf("plotting %s: %w", l.label, err)
-			}
-			line.Color, points.Color = colors[which], colors[which]
-			line.Width = vg.Points(1.5)
-			if l.dashed {
-				line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-			}
-			p.Add(line, points)
-			p.Legend.Add(l.label, line)
+		if err := addLine(p, which+": RSS once idle", rss, colors[which], false, true); err != nil {
+			return err
+		}
+		if err := addLine(p, which+": peak RSS (the initial list)", peak, colors[which], true, true); err != nil {
+			return err
 		}
 	}
 	// Room above the lines for the legend.
 	p.Y.Min, p.Y.Max = 0, yMax*1.45
+	return save(p, path)
+}
+
+// newPlot is a plot with a log x axis, a grid and the legend top left.
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// addLine draws xys as a line of colour c, dashed or solid, its points
+// marked or not, and names it in the legend.
+func addLine(p *plot.Plot, label string, xys plotter.XYs, c color.Color, dashed, points bool) error {
+	line, marks, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return fmt.Errorf("plotting %s: %w", label, err)
+	}
+	line.Color, marks.Color = c, c
+	line.Width = vg.Points(1.5)
+	if dashed {
+		line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	}
+	p.Add(line)
+	if points {
+		p.Add(marks)
+	}
+	p.Legend.Add(label, line)
+	return nil
+}
+
+// save writes the plot to path, .svg or .png.
+func save(p *plot.Plot, path string) error {
 	if err := p.Save(8*vg.Inch, 4.5*vg.Inch, path); err != nil {
 		return fmt.Errorf("saving the plot %s: %w", path, err)
 	}

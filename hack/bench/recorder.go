@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -148,35 +149,21 @@ func (r *recorder) snapshot(kind string) map[types.UID]sighting {
 	return out
 }
 
-// terminalCount counts the objects of kind seen finished.
-func (r *recorder) terminalCount(kind string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, s := range r.objects[kind] {
-		if !s.terminal.IsZero() {
-			n++
-		}
-	}
-	return n
-}
-
 // waitTerminal waits until n objects of kind are terminal, or until deadline.
 // It reports whether all were.
 func (r *recorder) waitTerminal(ctx context.Context, kind string, n int, deadline time.Time) bool {
-	for {
-		if r.terminalCount(kind) >= n {
-			return true
+	terminal := func(context.Context) (bool, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		count := 0
+		for _, s := range r.objects[kind] {
+			if !s.terminal.IsZero() {
+				count++
+			}
 		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(100 * time.Millisecond):
-		}
+		return count >= n, nil
 	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Until(deadline), true, terminal) == nil
 }
 
 // firstByOwner returns, for each owner UID, the earliest sighting among the

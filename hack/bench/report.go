@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,11 +81,15 @@ func fmtDistribution(d Distribution) string {
 }
 
 // ratio renders x against the raw anchor of the same run.
-func ratio(x, anchor float64) string {
-	if anchor <= 0 || x <= 0 {
+func ratio(x, anchor float64) string { return orDash("%.1f×", x/anchor) }
+
+// orDash renders v with format, or "—" where v is no positive number (no
+// reading, or a ratio to none).
+func orDash(format string, v float64) string {
+	if !(v > 0) || math.IsInf(v, 0) {
 		return "—"
 	}
-	return fmt.Sprintf("%.1f×", x/anchor)
+	return fmt.Sprintf(format, v)
 }
 
 func (s *Stage) terminalCell(raw *Stage) string {
@@ -159,24 +164,12 @@ func admissionRows(readings []Admission) [][]string {
 		}
 		rates[a.Round][a.Kind] = a.PerSecond()
 	}
-	rate := func(v float64) string {
-		if v <= 0 {
-			return "—"
-		}
-		return fmt.Sprintf("%.0f", v)
-	}
-	share := func(x, of float64) string {
-		if x <= 0 || of <= 0 {
-			return "—"
-		}
-		return fmt.Sprintf("%.2f", x/of)
-	}
 	var rows [][]string
 	var toConfigMaps, toPods []float64
 	for _, round := range rounds {
 		k := rates[round]
-		rows = append(rows, []string{fmt.Sprint(round), rate(k[admissionConfigMap]), rate(k[admissionPod]), rate(k[admissionAt]),
-			share(k[admissionAt], k[admissionConfigMap]), share(k[admissionAt], k[admissionPod])})
+		rows = append(rows, []string{fmt.Sprint(round), orDash("%.0f", k[admissionConfigMap]), orDash("%.0f", k[admissionPod]), orDash("%.0f", k[admissionAt]),
+			orDash("%.2f", k[admissionAt]/k[admissionConfigMap]), orDash("%.2f", k[admissionAt]/k[admissionPod])})
 		if k[admissionAt] > 0 && k[admissionConfigMap] > 0 && k[admissionPod] > 0 {
 			toConfigMaps = append(toConfigMaps, k[admissionAt]/k[admissionConfigMap])
 			toPods = append(toPods, k[admissionAt]/k[admissionPod])

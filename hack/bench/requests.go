@@ -98,21 +98,11 @@ func parseRequests(exposition []byte) (RequestCounts, error) {
 		return counts, nil
 	}
 	for _, m := range f.GetMetric() {
-		var k RequestKey
+		labels := map[string]string{}
 		for _, l := range m.GetLabel() {
-			switch l.GetName() {
-			case "verb":
-				k.Verb = l.GetValue()
-			case "group":
-				k.Group = l.GetValue()
-			case "resource":
-				k.Resource = l.GetValue()
-			case "subresource":
-				k.Subresource = l.GetValue()
-			case "dry_run":
-				k.DryRun = l.GetValue() != ""
-			}
+			labels[l.GetName()] = l.GetValue()
 		}
+		k := RequestKey{Verb: labels["verb"], Group: labels["group"], Resource: labels["resource"], Subresource: labels["subresource"], DryRun: labels["dry_run"] != ""}
 		counts[k] += m.GetCounter().GetValue()
 	}
 	return counts, nil

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -102,7 +101,7 @@ func (b *bench) runRaw(ctx context.Context, shaped bool) (*Stage, error) {
 		name, title = "shaped", fmt.Sprintf("raw creates of Pods shaped as cnat's, concurrency %d", b.opts.concurrency)
 	}
 	ns := b.opts.namespacePrefix + "-" + name
-	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c, ns); err != nil {
 		return nil, err
 	}
 	newPod := func(i int, _ time.Time) *corev1.Pod {
@@ -135,7 +134,7 @@ func (b *bench) runRaw(ctx context.Context, shaped bool) (*Stage, error) {
 	}
 	stage := &Stage{Name: name, Title: title, N: b.opts.n}
 	stage.T = time.Now()
-	err = forEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
+	err = cluster.ForEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
 		pod := newPod(i, stage.T)
 		if _, err := b.c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating Pod %s/%s: %w", ns, pod.Name, err)
@@ -214,35 +213,27 @@ func benchAt(name string, t time.Time) *cnatv1beta1.At {
 // createAts creates count Ats named <prefix>-<i> due at t, concurrently,
 // and returns their UIDs by name.
 func (b *bench) createAts(ctx context.Context, ns, prefix string, count int, t time.Time) (map[string]types.UID, error) {
-	uids := make([]types.UID, count)
-	err := forEach(ctx, count, b.opts.concurrency, func(ctx context.Context, i int) error {
+	uids := make(map[string]types.UID, count)
+	var mu sync.Mutex
+	err := cluster.ForEach(ctx, count, b.opts.concurrency, func(ctx context.Context, i int) error {
 		at := benchAt(fmt.Sprintf("%s-%06d", prefix, i), t)
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(at)
-		if err != nil {
-			return err
-		}
-		created, err := b.c.Dynamic.Resource(atResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: content}, metav1.CreateOptions{})
-		if err != nil {
+		at.Namespace = ns
+		if err := b.c.Client.Create(ctx, at); err != nil {
 			return fmt.Errorf("creating At %s/%s: %w", ns, at.Name, err)
 		}
-		uids[i] = created.GetUID()
+		mu.Lock()
+		defer mu.Unlock()
+		uids[at.Name] = at.UID
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]types.UID, count)
-	for i, uid := range uids {
-		out[fmt.Sprintf("%s-%06d", prefix, i)] = uid
-	}
-	return out, nil
+	return uids, err
 }
 
 // runCnat creates N Ats due at one instant a little ahead and watches the
 // controller start them.
 func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
 	ns := b.opts.namespacePrefix + "-at"
-	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c, ns); err != nil {
 		return nil, err
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -260,8 +251,8 @@ func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	rss := b.controller.SampleRSS()
-	defer rss.Stop()
+	peakRSS := b.controller.SampleRSS()
+	defer peakRSS()
 
 	stage := &Stage{Name: "cnat", Title: "cnat", N: b.opts.n}
 	lead := b.opts.leadFor(b.opts.n)
@@ -292,7 +283,7 @@ func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
 	stage.Controller = &ControllerUsage{
 		CPUAdmissionSeconds: cpu1 - cpu0,
 		CPUFiringSeconds:    cpu2 - cpu1,
-		PeakRSSBytes:        rss.Stop(),
+		PeakRSSBytes:        peakRSS(),
 		ThrottledRequests:   countThrottling(b.controller.Log) - throttledBefore,
 	}
 	stage.Requests = after.since(before)
@@ -335,7 +326,7 @@ func countThrottling(log string) int {
 // kube-controller-manager's CronJob and Job controllers start them.
 func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
 	ns := b.opts.namespacePrefix + "-cronjob"
-	if err := createNamespace(ctx, b.c.Kube, ns); err != nil {
+	if err := createNamespace(ctx, b.c, ns); err != nil {
 		return nil, err
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -356,7 +347,7 @@ func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
 	schedule := fmt.Sprintf("%d %d %d %d *", t.Minute(), t.Hour(), t.Day(), int(t.Month()))
 	uids := make([]types.UID, b.opts.n)
 	start := time.Now()
-	err = forEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
+	err = cluster.ForEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
 		cj := &batchv1.CronJob{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%06d", i)},
 			Spec: batchv1.CronJobSpec{

@@ -5,23 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"syscall"
+	"slices"
 	"time"
 
 	"github.com/programming-kubernetes/cnat/hack/internal/launch"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 )
 
 // replica is one cnat-controller process on the host, run as the
-// controller's ServiceAccount. Replicas differ in their ports and
-// certificate directories; the webhook proxy (proxy.go) serves the address
-// the local overlay registers, https://localhost:9443, from whichever
-// replica is up.
+// controller's ServiceAccount: the process it runs now (nil before its first
+// start), whose Signal, Kill and Stop refuse or do nothing when it is not
+// running. Replicas differ in their ports and certificate directories; the
+// webhook proxy (proxy.go) serves the address the local overlay registers,
+// https://localhost:9443, from whichever replica is up.
 type replica struct {
+	*launch.Process
 	h     *harness
 	index int
 	// starts counts the processes started; each writes its own log.
 	starts int
-	proc   *launch.Process
 }
 
 func (r *replica) webhookAddr() string { return fmt.Sprintf("127.0.0.1:%d", 19443+r.index) }
@@ -53,51 +55,27 @@ func (r *replica) start(ctx context.Context, leaderElect bool) error {
 	if err != nil {
 		return fmt.Errorf("controller %d: %w", r.index, err)
 	}
-	r.proc = p
+	r.Process = p
 	return nil
 }
 
-func (r *replica) running() bool { return r.proc.Running() }
-
 // serving is true while the process runs and is not SIGSTOPped.
-func (r *replica) serving() bool { return r.proc.Running() && !r.proc.Paused() }
-
-func (r *replica) signal(sig syscall.Signal) error {
-	if !r.running() {
-		return fmt.Errorf("controller %d is not running", r.index)
-	}
-	return r.proc.Signal(sig)
-}
-
-func (r *replica) kill() error {
-	if !r.running() {
-		return fmt.Errorf("controller %d is not running", r.index)
-	}
-	return r.proc.Kill()
-}
-
-func (r *replica) stop() { r.proc.Stop() }
+func (r *replica) serving() bool { return r.Running() && !r.Paused() }
 
 // leads is true if this process has acquired the leader election Lease, as
 // its log says.
 func (r *replica) leads() bool {
-	return r.running() && r.proc.Logged("successfully acquired lease")
+	return r.Running() && r.Logged("successfully acquired lease")
 }
 
 // leader waits until one of the replicas has acquired the Lease.
-func leader(ctx context.Context, replicas []*replica, timeout time.Duration) (*replica, error) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		for _, r := range replicas {
-			if r.serving() && r.leads() {
-				return r, nil
-			}
+func leader(ctx context.Context, replicas []*replica, timeout time.Duration) (lead *replica, err error) {
+	err = poll.Until(ctx, 100*time.Millisecond, timeout, func(context.Context) (bool, error) {
+		i := slices.IndexFunc(replicas, func(r *replica) bool { return r.serving() && r.leads() })
+		if i >= 0 {
+			lead = replicas[i]
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return nil, errors.New("no replica acquired the leader election Lease")
+		return i >= 0, nil
+	}, func() error { return errors.New("no replica acquired the leader election Lease") })
+	return lead, err
 }

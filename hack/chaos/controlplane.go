@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 )
 
 // component is a control plane process of the local cluster as kwokctl
@@ -59,29 +61,41 @@ func (c component) pidFile() string {
 	return filepath.Join(c.WorkDir, "pids", filepath.Base(c.Binary)+".pid")
 }
 
-// stop sends sig to the component and waits until it has exited.
-func (c component) stop(sig syscall.Signal, timeout time.Duration) error {
+// pid is the process ID in the component's PID file.
+func (c component) pid() (int, error) {
 	raw, err := os.ReadFile(c.pidFile())
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.Name, err)
+		return 0, fmt.Errorf("%s: %w", c.Name, err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
 	if err != nil {
-		return fmt.Errorf("%s: pid file: %w", c.Name, err)
+		return 0, fmt.Errorf("%s: pid file: %w", c.Name, err)
+	}
+	return pid, nil
+}
+
+// running is true if the process of the component's PID file exists.
+func (c component) running() bool {
+	pid, err := c.pid()
+	return err == nil && syscall.Kill(pid, 0) == nil
+}
+
+// stop sends sig to the component and waits until it has exited (SIGKILL
+// after timeout).
+func (c component) stop(sig syscall.Signal, timeout time.Duration) error {
+	pid, err := c.pid()
+	if err != nil {
+		return err
 	}
 	if err := syscall.Kill(pid, sig); err != nil {
 		return fmt.Errorf("%s (pid %d): %w", c.Name, pid, err)
 	}
-	deadline := time.Now().Add(timeout)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			time.Sleep(time.Second)
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return nil
+	exited := func(context.Context) (bool, error) { return syscall.Kill(pid, 0) != nil, nil }
+	return poll.Until(context.Background(), 50*time.Millisecond, timeout, exited, func() error {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		time.Sleep(time.Second)
+		return nil
+	})
 }
 
 // start starts the component the way kwokctl does, in a session of its own
@@ -138,28 +152,19 @@ func (h *harness) restartStorageAndAPI(ctx context.Context) error {
 	if err := apiserver.start(); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+	ready := func(ctx context.Context) (bool, error) {
 		body, err := h.cl.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		if err == nil && string(body) == "ok" {
-			// Give the others the time to notice, then restart those that
-			// gave up.
-			if err := sleep(ctx, 12*time.Second); err != nil {
-				return err
-			}
-			return superviseComponents(comps)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
+		return err == nil && string(body) == "ok", nil
 	}
-	return errors.New("kube-apiserver was not ready within 2 minutes of its restart")
-}
-
-// superviseComponents starts the components that are not running.
-func superviseComponents(comps map[string]component) error {
+	if err := poll.Until(ctx, 250*time.Millisecond, 2*time.Minute, ready, func() error {
+		return errors.New("kube-apiserver was not ready within 2 minutes of its restart")
+	}); err != nil {
+		return err
+	}
+	// Give the others the time to notice, then restart those that gave up.
+	if err := sleep(ctx, 12*time.Second); err != nil {
+		return err
+	}
 	for _, c := range comps {
 		if c.running() {
 			continue
@@ -170,14 +175,4 @@ func superviseComponents(comps map[string]component) error {
 		}
 	}
 	return nil
-}
-
-// running is true if the process of the component's PID file exists.
-func (c component) running() bool {
-	raw, err := os.ReadFile(c.pidFile())
-	if err != nil {
-		return false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	return err == nil && syscall.Kill(pid, 0) == nil
 }

@@ -17,6 +17,8 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
+	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
 
 // drainedRun is how long the Pods of the drain scenario run: long enough to
@@ -44,26 +46,20 @@ const drainedCPU = "100m"
 // again without using a retry (so also with backoffLimit 0); an At with a
 // retry left runs again (on another node), one without fails (Disrupted).
 func (h *harness) drain(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
-	nodes, err := h.simulatedNodes(ctx)
-	if err != nil {
-		return err
-	}
+	nodes := h.nodes
 	if len(nodes) < 2 {
 		return fmt.Errorf("drain needs two simulated nodes, one to drain and one to take the retries; the cluster has %d", len(nodes))
 	}
 	at := fireTime(h.size.ats)
-	spec := func(i int) atSpec {
-		s := atSpec{at: at, command: "echo chaos", duration: drainedRun.String(), cpu: drainedCPU}
+	spec := func(i int) trial.AtSpec {
+		s := trial.AtSpec{At: at, Command: "echo chaos", Duration: drainedRun.String(), CPU: drainedCPU}
 		if i%2 == 1 {
-			s.backoffLimit = 1
+			s.BackoffLimit = 1
 		}
 		if i%3 == 2 {
-			s.startDelay = drainedStart.String()
+			s.StartDelay = drainedStart.String()
 		}
 		return s
 	}
@@ -75,10 +71,10 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 	if err := sleepUntil(ctx, at); err != nil {
 		return err
 	}
-	for deadline := at.Add(10 * time.Second); time.Now().Before(deadline); {
+	placed := func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList
 		if err := h.c.List(ctx, &pods, client.InNamespace(r.Namespace)); err != nil {
-			return err
+			return false, err
 		}
 		placed := 0
 		for _, p := range pods.Items {
@@ -86,12 +82,10 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 				placed++
 			}
 		}
-		if placed >= h.size.ats {
-			break
-		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return err
-		}
+		return placed >= h.size.ats, nil
+	}
+	if err := poll.Until(ctx, 200*time.Millisecond, time.Until(at.Add(10*time.Second)), placed, nil); err != nil {
+		return err
 	}
 	defer func() {
 		for _, node := range nodes {
@@ -116,22 +110,6 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 	return r.settle(ctx)
 }
 
-// simulatedNodes are the names of the nodes kwok simulates, sorted.
-func (h *harness) simulatedNodes(ctx context.Context) ([]string, error) {
-	var nodes corev1.NodeList
-	if err := h.c.List(ctx, &nodes, client.MatchingLabels{cluster.SimulatedLabel: "true"}); err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
-	}
-	var names []string
-	for _, n := range nodes.Items {
-		if n.Annotations["kwok.x-k8s.io/node"] == "fake" {
-			names = append(names, n.Name)
-		}
-	}
-	slices.Sort(names)
-	return names, nil
-}
-
 // cordon marks the node unschedulable, or schedulable again.
 func (h *harness) cordon(ctx context.Context, node string, unschedulable bool) error {
 	patch := fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, unschedulable)
@@ -145,67 +123,64 @@ func (r *run) drainNode(ctx context.Context, node string) (int, error) {
 	if err := r.h.cordon(ctx, node, true); err != nil {
 		return 0, fmt.Errorf("cordoning %s: %w", node, err)
 	}
-	var pods corev1.PodList
-	if err := r.h.c.List(ctx, &pods, client.InNamespace(r.Namespace), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
-		return 0, fmt.Errorf("listing the Pods on %s: %w", node, err)
+	pods, err := r.nodePods(ctx, node)
+	if err != nil {
+		return 0, err
 	}
+	pods = slices.DeleteFunc(pods, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil || finished(&p) })
 	var (
-		wg      sync.WaitGroup
 		mu      sync.Mutex
 		evicted []types.UID
-		failed  error
 	)
-	for _, pod := range pods.Items {
-		if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		wg.Go(func() {
-			err := r.h.cl.Kube.PolicyV1().Evictions(r.Namespace).Evict(ctx, &policyv1.Eviction{
-				ObjectMeta:    metav1.ObjectMeta{Namespace: r.Namespace, Name: pod.Name},
-				DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
-			})
+	err = cluster.ForEach(ctx, len(pods), len(pods), func(ctx context.Context, i int) error {
+		pod := pods[i]
+		err := r.h.cl.Kube.PolicyV1().Evictions(r.Namespace).Evict(ctx, &policyv1.Eviction{
+			ObjectMeta:    metav1.ObjectMeta{Namespace: r.Namespace, Name: pod.Name},
+			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
+		})
+		switch {
+		case err == nil:
 			mu.Lock()
 			defer mu.Unlock()
-			switch {
-			case err == nil:
-				evicted = append(evicted, pod.UID)
-			case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
-				// Gone, or another Pod by now.
-			default:
-				failed = fmt.Errorf("evicting Pod %s/%s: %w", r.Namespace, pod.Name, err)
-			}
-		})
-	}
-	wg.Wait()
-	if failed != nil {
-		return 0, failed
+			evicted = append(evicted, pod.UID)
+		case !apierrors.IsNotFound(err) && !apierrors.IsConflict(err): // gone, or another Pod by now: skipped
+			return fmt.Errorf("evicting Pod %s/%s: %w", r.Namespace, pod.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	// kubectl drain waits until the evicted Pods are gone; these stay (the
 	// tracking finalizer) until the controller recorded them: stopped is
 	// enough.
-	for deadline := time.Now().Add(time.Minute); ; {
-		var now corev1.PodList
-		if err := r.h.c.List(ctx, &now, client.InNamespace(r.Namespace), client.MatchingFields{"spec.nodeName": node}); err != nil {
-			return 0, err
-		}
-		running := 0
-		for _, p := range now.Items {
-			if slices.Contains(evicted, p.UID) && p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
-				running++
-			}
-		}
-		if running == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("%d evicted Pods on %s still not stopped a minute later", running, node)
-		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return 0, err
-		}
+	running := 0
+	if err := poll.Until(ctx, 200*time.Millisecond, time.Minute, func(ctx context.Context) (bool, error) {
+		now, err := r.nodePods(ctx, node)
+		running = len(slices.DeleteFunc(now, func(p corev1.Pod) bool { return !slices.Contains(evicted, p.UID) || finished(&p) }))
+		return running == 0, err
+	}, func() error {
+		return fmt.Errorf("%d evicted Pods on %s still not stopped a minute later", running, node)
+	}); err != nil {
+		return 0, err
 	}
 	fmt.Printf("chaos drain: node %s drained: %d Pods evicted\n", node, len(evicted))
 	return len(evicted), r.h.cordon(ctx, node, false)
+}
+
+// nodePods lists the Pods of cnat's in the run's namespace on node.
+func (r *run) nodePods(ctx context.Context, node string) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	err := r.h.c.List(ctx, &pods, client.InNamespace(r.Namespace), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node})
+	if err != nil {
+		return nil, fmt.Errorf("listing the Pods on %s: %w", node, err)
+	}
+	return pods.Items, nil
+}
+
+// finished reports whether the Pod is Succeeded or Failed.
+func finished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
 // preemptorPriority is the priority of the Pod that preempts cnat's.
@@ -244,29 +219,25 @@ func (r *run) preemptNode(ctx context.Context, node string) (int, func(), error)
 		_ = c.Delete(context.Background(), preemptor, client.GracePeriodSeconds(0))
 		_ = c.Delete(context.Background(), class)
 	}
-	var victims corev1.PodList
-	if err := c.List(ctx, &victims, client.InNamespace(r.Namespace), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
-		return 0, unblock, fmt.Errorf("listing the Pods on %s: %w", node, err)
+	victims, err := r.nodePods(ctx, node)
+	if err != nil {
+		return 0, unblock, err
 	}
 	if err := c.Create(ctx, preemptor); err != nil {
 		return 0, unblock, fmt.Errorf("creating the preemptor on %s: %w", node, err)
 	}
 	preempted := map[types.UID]bool{}
-	for deadline := time.Now().Add(time.Minute); ; {
-		// One read of the node's Pods a round: a victim no longer listed
-		// has been recorded and released, so it stopped.
-		var now corev1.PodList
-		if err := c.List(ctx, &now, client.InNamespace(r.Namespace), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node}); err != nil {
-			return 0, unblock, err
+	running := 0
+	// One read of the node's Pods a round: a victim no longer listed has
+	// been recorded and released, so it stopped.
+	stopped := func(ctx context.Context) (bool, error) {
+		now, err := r.nodePods(ctx, node)
+		if err != nil {
+			return false, err
 		}
-		current := map[types.UID]*corev1.Pod{}
-		for i := range now.Items {
-			current[now.Items[i].UID] = &now.Items[i]
-		}
-		running := 0
-		for _, v := range victims.Items {
-			p := current[v.UID]
-			if p == nil || v.Status.Phase == corev1.PodSucceeded || v.Status.Phase == corev1.PodFailed {
+		running = 0
+		for _, p := range now {
+			if i := slices.IndexFunc(victims, func(v corev1.Pod) bool { return v.UID == p.UID }); i < 0 || finished(&victims[i]) {
 				continue
 			}
 			for _, cond := range p.Status.Conditions {
@@ -274,21 +245,19 @@ func (r *run) preemptNode(ctx context.Context, node string) (int, func(), error)
 					preempted[p.UID] = true
 				}
 			}
-			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			if !finished(&p) {
 				running++
 			}
 		}
-		if running == 0 {
-			if len(preempted) == 0 {
-				return 0, unblock, fmt.Errorf("the scheduler preempted none of the %d Pods on %s", len(victims.Items), node)
-			}
-			return len(preempted), unblock, nil
-		}
-		if time.Now().After(deadline) {
-			return 0, unblock, fmt.Errorf("%d Pods on %s still not stopped a minute after the preemptor came (%d preempted)", running, node, len(preempted))
-		}
-		if err := sleep(ctx, 500*time.Millisecond); err != nil {
-			return 0, unblock, err
-		}
+		return running == 0, nil
 	}
+	if err := poll.Until(ctx, 500*time.Millisecond, time.Minute, stopped, func() error {
+		return fmt.Errorf("%d Pods on %s still not stopped a minute after the preemptor came (%d preempted)", running, node, len(preempted))
+	}); err != nil {
+		return 0, unblock, err
+	}
+	if len(preempted) == 0 {
+		return 0, unblock, fmt.Errorf("the scheduler preempted none of the %d Pods on %s", len(victims), node)
+	}
+	return len(preempted), unblock, nil
 }

@@ -44,7 +44,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
-	"github.com/programming-kubernetes/cnat/hack/internal/trial"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 )
 
 // config holds the command line.
@@ -90,8 +90,41 @@ var sizes = map[string]size{
 	"small":   {ats: 20, kills: 3, leaderKills: 1, leaderStops: 1, restarts: 1, outage: 3 * time.Second, settle: 90 * time.Second, refusal: 15 * time.Second},
 }
 
-// scenarioNames in the order they run.
-var scenarioNames = []string{"selfcheck", "sigkill", "leader", "apiserver", "webhook", "recreate", "poddelete", "janitor", "policy", "quota", "drain", "spoof", "uninstall"}
+// scenario is one attack: its body runs once replica 0 is started, or for
+// leader both replicas, electing a leader, and the replicas are stopped after
+// it.
+type scenario struct {
+	name   string
+	body   func(*harness, context.Context, *run) error
+	leader bool
+}
+
+// scenarios in the order they run.
+var scenarios = []scenario{
+	{"selfcheck", (*harness).selfcheck, false},
+	{"sigkill", (*harness).sigkill, false},
+	{"leader", (*harness).leader, true},
+	{"apiserver", (*harness).apiserver, false},
+	{"webhook", (*harness).webhook, false},
+	{"recreate", (*harness).recreate, false},
+	{"poddelete", (*harness).podDelete, false},
+	{"janitor", (*harness).janitor, false},
+	{"policy", (*harness).policy, false},
+	{"quota", (*harness).quota, false},
+	{"drain", (*harness).drain, false},
+	{"spoof", (*harness).spoof, false},
+	{"uninstall", (*harness).uninstall, false},
+}
+
+// scenarioNames are the scenarios' names, in the order they run, joined
+// by sep.
+func scenarioNames(sep string) string {
+	var names []string
+	for _, s := range scenarios {
+		names = append(names, s.name)
+	}
+	return strings.Join(names, sep)
+}
 
 func main() {
 	var cfg config
@@ -103,7 +136,7 @@ func main() {
 	flag.StringVar(&cfg.clusterDir, "cluster-dir", ".local/kwok/clusters/cnat", "The kwokctl directory of the local cluster (its components, logs and PIDs).")
 	flag.StringVar(&cfg.auditLog, "audit-log", "", "The kube-apiserver audit log (default: logs/audit.log in -cluster-dir).")
 	flag.StringVar(&cfg.size, "size", "default", "How hard to attack: default (200 Ats, 12 kills...) or small (for make test).")
-	flag.StringVar(&cfg.scenarios, "scenarios", strings.Join(scenarioNames, ","), "Comma-separated scenarios to run, of: "+strings.Join(scenarioNames, ", ")+".")
+	flag.StringVar(&cfg.scenarios, "scenarios", scenarioNames(","), "Comma-separated scenarios to run, of: "+scenarioNames(", ")+".")
 	flag.IntVar(&cfg.ats, "ats", 0, "Ats per scenario, instead of the size's.")
 	flag.IntVar(&cfg.kills, "kills", 0, "SIGKILLs of the controller in sigkill and janitor, instead of the size's.")
 	flag.Uint64Var(&cfg.seed, "seed", 0, "Seed of the random pauses between attacks (0: from the clock; printed).")
@@ -136,6 +169,8 @@ type harness struct {
 	cl       *cluster.Clients
 	replicas []*replica
 	proxy    *webhookProxy
+	// nodes are the simulated nodes' names, sorted.
+	nodes []string
 	// scenario is the one running, for log names.
 	scenario string
 }
@@ -154,15 +189,16 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 	if cfg.kills > 0 {
 		sz.kills = cfg.kills
 	}
-	var selected []string
-	for _, s := range strings.Split(cfg.scenarios, ",") {
-		s = strings.TrimSpace(s)
-		if !slices.Contains(scenarioNames, s) {
-			return false, fmt.Errorf("-scenarios: %q is not one of %s", s, strings.Join(scenarioNames, ", "))
+	var selected []scenario
+	for _, name := range strings.Split(cfg.scenarios, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == name })
+		if i < 0 {
+			return false, fmt.Errorf("-scenarios: %q is not one of %s", name, scenarioNames(", "))
 		}
-		selected = append(selected, s)
+		selected = append(selected, scenarios[i])
 	}
-	if i := slices.Index(selected, "uninstall"); i >= 0 && i != len(selected)-1 {
+	if i := slices.IndexFunc(selected, func(s scenario) bool { return s.name == "uninstall" }); i >= 0 && i != len(selected)-1 {
 		return false, errors.New("-scenarios: uninstall removes cnat from the cluster: it must come last")
 	}
 	if _, err := os.Stat(cfg.auditLog); err != nil {
@@ -174,9 +210,10 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 	fmt.Printf("chaos: size %s (%d Ats per scenario), seed %d\n", cfg.size, sz.ats, cfg.seed)
 
 	h := &harness{cfg: cfg, size: sz, rand: rand.New(rand.NewPCG(cfg.seed, cfg.seed))}
-	if err := h.connect(); err != nil {
-		return false, err
+	if h.cl, err = cluster.Connect(cfg.kubeconfig, "cnat-chaos", cluster.Limits{QPS: 200, Burst: 400}); err != nil {
+		return false, fmt.Errorf("-kubeconfig: %w", err)
 	}
+	h.c = h.cl.Client
 	if err := h.labelSimulatedNodes(ctx); err != nil {
 		return false, err
 	}
@@ -187,63 +224,37 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 	}
 	defer h.proxy.close()
 
-	scenarios := map[string]func(context.Context, *run) error{
-		"selfcheck": h.selfcheck,
-		"sigkill":   h.sigkill,
-		"leader":    h.leader,
-		"apiserver": h.apiserver,
-		"webhook":   h.webhook,
-		"recreate":  h.recreate,
-		"poddelete": h.podDelete,
-		"janitor":   h.janitor,
-		"policy":    h.policy,
-		"quota":     h.quota,
-		"drain":     h.drain,
-		"spoof":     h.spoof,
-		"uninstall": h.uninstall,
-	}
-	for _, name := range selected {
-		v, err := h.runScenario(ctx, name, scenarios[name])
+	for _, s := range selected {
+		v, scenarioFailed, err := h.runScenario(ctx, s)
 		if err != nil {
-			return false, fmt.Errorf("scenario %s: %w", name, err)
+			return false, fmt.Errorf("scenario %s: %w", s.name, err)
 		}
-		if name == "selfcheck" {
+		if s.name == "selfcheck" {
 			if v.Duplicates != 1 || v.Lost != 0 || v.Silent != 0 || v.FalseSucceeded != 0 {
 				fmt.Println("chaos selfcheck: the judge did not report the hand-made duplicate Pod as duplicates=1 lost=0 silent=0 falseSucceeded=0")
 				failed = true
 			}
 			continue
 		}
-		if v.Failed() || v.breaches > 0 || v.missedWindow() {
-			failed = true
-		}
+		failed = failed || v.Failed() || scenarioFailed
 	}
 	return failed, nil
 }
 
-func (h *harness) connect() error {
-	cl, err := cluster.Connect(h.cfg.kubeconfig, "cnat-chaos", cluster.Limits{QPS: 200, Burst: 400})
-	if err != nil {
-		return fmt.Errorf("-kubeconfig: %w", err)
-	}
-	h.c, h.cl = cl.Client, cl
-	return nil
-}
-
 // labelSimulatedNodes labels the nodes kwok simulates
-// cnat.programming-kubernetes.info/simulated=true where they lack it.
+// cnat.programming-kubernetes.info/simulated=true where they lack it, and
+// keeps their names, sorted, in h.nodes.
 func (h *harness) labelSimulatedNodes(ctx context.Context) error {
 	var nodes corev1.NodeList
 	if err := h.c.List(ctx, &nodes); err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
-	n := 0
 	for i := range nodes.Items {
 		node := &nodes.Items[i]
 		if node.Annotations["kwok.x-k8s.io/node"] != "fake" {
 			continue
 		}
-		n++
+		h.nodes = append(h.nodes, node.Name)
 		if node.Labels[cluster.SimulatedLabel] == "true" {
 			continue
 		}
@@ -252,9 +263,10 @@ func (h *harness) labelSimulatedNodes(ctx context.Context) error {
 			return fmt.Errorf("labelling node %s: %w", node.Name, err)
 		}
 	}
-	if n == 0 {
+	if len(h.nodes) == 0 {
 		return errors.New("the cluster has no simulated nodes (annotation kwok.x-k8s.io/node=fake)")
 	}
+	slices.Sort(h.nodes)
 	return nil
 }
 
@@ -273,7 +285,7 @@ func (h *harness) webhookBackends() []string {
 // stopReplicas ends every replica gracefully.
 func (h *harness) stopReplicas() {
 	for _, r := range h.replicas {
-		r.stop()
+		r.Stop()
 	}
 }
 
@@ -283,8 +295,8 @@ func (h *harness) pause(ctx context.Context, minimum, maximum time.Duration) err
 	return sleep(ctx, d)
 }
 
-// sleep is trial.Sleep: it waits d, or until ctx is done.
-var sleep = trial.Sleep
+// sleep is poll.Sleep: it waits d, or until ctx is done.
+var sleep = poll.Sleep
 
 // sleepUntil sleeps until t.
 func sleepUntil(ctx context.Context, t time.Time) error {

@@ -18,6 +18,8 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
+	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
 
 // refuseLabel on an At's Pod template says which block refuses its Pod
@@ -41,14 +43,14 @@ func refusalFireTime(n int) time.Time {
 // fourth fails with exit code 3 (no retry: the refusal is what is
 // attacked), two in ten have a starting deadline of 10 s, which the refusal
 // outlasts: those must end Missed.
-func refused(at time.Time) func(int) atSpec {
-	return func(i int) atSpec {
-		s := atSpec{at: at, command: "echo chaos", duration: "2s"}
+func refused(at time.Time) func(int) trial.AtSpec {
+	return func(i int) trial.AtSpec {
+		s := trial.AtSpec{At: at, Command: "echo chaos", Duration: "2s"}
 		if i%4 == 3 {
-			s.exitCode = 3
+			s.ExitCode = 3
 		}
 		if i%10 == 4 || i%10 == 5 {
-			s.deadline, s.expect = 10, string(cnatv1beta1.PhaseMissed)
+			s.Deadline, s.Expect = 10, string(cnatv1beta1.PhaseMissed)
 		}
 		return s
 	}
@@ -59,38 +61,27 @@ func refused(at time.Time) func(int) atSpec {
 func (r *run) probePod(labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: "chaos-probe", Labels: labels},
-		Spec:       simulatedPodSpec(nil),
+		Spec:       cluster.SimulatedPodSpec("command"),
 	}
 }
 
-// simulatedPodSpec is a Pod spec for the simulated nodes running command.
-func simulatedPodSpec(command []string) corev1.PodSpec {
-	return cluster.Simulated(corev1.PodSpec{
-		RestartPolicy: corev1.RestartPolicyNever,
-		Containers:    []corev1.Container{{Name: "command", Image: "busybox:1.37", Command: command}},
-	})
-}
-
-// awaitAdmission creates a probe Pod with the labels, dry run, until ok
-// accepts the API server's answer (nil: admitted), for at most a minute, and
-// says how long that took.
-func (r *run) awaitAdmission(ctx context.Context, labels map[string]string, what string, ok func(error) bool) (time.Duration, error) {
+// awaitAdmission creates a probe Pod with the labels as c's user, dry run,
+// until ok accepts the API server's answer (nil: admitted), for at most a
+// minute, and says how long that took.
+func (r *run) awaitAdmission(ctx context.Context, c client.Client, labels map[string]string, what string, ok func(error) bool) (time.Duration, error) {
 	start := time.Now()
-	for {
-		err := r.h.c.Create(ctx, r.probePod(labels), client.DryRunAll)
-		if ok(err) {
-			return time.Since(start), nil
+	// Asked with ctx: an answer cut short by the timeout is no answer.
+	var answer error
+	err := poll.Until(ctx, 100*time.Millisecond, time.Minute, func(context.Context) (bool, error) {
+		answer = c.Create(ctx, r.probePod(labels), client.DryRunAll)
+		return ok(answer), nil
+	}, func() error {
+		if answer == nil {
+			return fmt.Errorf("%s: not after a minute; the API server admits Pods", what)
 		}
-		if time.Since(start) > time.Minute {
-			if err == nil {
-				return 0, fmt.Errorf("%s: not after a minute; the API server admits Pods", what)
-			}
-			return 0, fmt.Errorf("%s: not after a minute; the API server's answer to a Pod: %w", what, err)
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return 0, err
-		}
-	}
+		return fmt.Errorf("%s: not after a minute; the API server's answer to a Pod: %w", what, answer)
+	})
+	return time.Since(start), err
 }
 
 // refusedBy returns a check that a Pod create was refused with the given
@@ -138,9 +129,6 @@ func (r *run) cleanup(objs ...client.Object) {
 // lifted, and end as its Pods say; those with a deadline shorter than the
 // window end Missed.
 func (h *harness) policy(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 
@@ -204,11 +192,11 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 	// run, and refuses an At whose Pod the API server could not even try
 	// (a Pod webhook that is down).
 	at := refusalFireTime(h.size.ats)
-	spec := func(i int) atSpec {
+	spec := func(i int) trial.AtSpec {
 		s := refused(at)(i)
-		s.labels = viaPolicy
+		s.Labels = viaPolicy
 		if i%2 == 1 {
-			s.labels = viaWebhook
+			s.Labels = viaWebhook
 		}
 		return s
 	}
@@ -223,11 +211,11 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 	}
 	byPolicy := refusedBy(422, "ValidatingAdmissionPolicy '"+name+"'")
 	byWebhook := refusedBy(500, "failed calling webhook")
-	took, err := r.awaitAdmission(ctx, viaPolicy, "the policy refusing Pods", byPolicy)
+	took, err := r.awaitAdmission(ctx, h.c, viaPolicy, "the policy refusing Pods", byPolicy)
 	if err != nil {
 		return err
 	}
-	tookWebhook, err := r.awaitAdmission(ctx, viaWebhook, "the webhook refusing Pods", byWebhook)
+	tookWebhook, err := r.awaitAdmission(ctx, h.c, viaWebhook, "the webhook refusing Pods", byWebhook)
 	if err != nil {
 		return err
 	}
@@ -248,7 +236,7 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 	if err := h.c.Update(ctx, binding); err != nil {
 		return fmt.Errorf("widening the policy's binding: %w", err)
 	}
-	if _, err := r.awaitAdmission(ctx, viaWebhook, "the policy refusing the webhook's Pods", byPolicy); err != nil {
+	if _, err := r.awaitAdmission(ctx, h.c, viaWebhook, "the policy refusing the webhook's Pods", byPolicy); err != nil {
 		return err
 	}
 	if err := h.c.Delete(ctx, webhook); err != nil {
@@ -266,7 +254,7 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 		return fmt.Errorf("deleting the policy: %w", err)
 	}
 	for _, labels := range []map[string]string{viaPolicy, viaWebhook} {
-		if _, err := r.awaitAdmission(ctx, labels, "Pods admitted again", admitted); err != nil {
+		if _, err := r.awaitAdmission(ctx, h.c, labels, "Pods admitted again", admitted); err != nil {
 			return err
 		}
 	}
@@ -279,9 +267,6 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 // their time, when
 // it is raised. The verdicts are those of policy.
 func (h *harness) quota(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 
@@ -298,7 +283,7 @@ func (h *harness) quota(ctx context.Context, r *run) error {
 	}
 	// The quota controller (kube-controller-manager) fills in its status;
 	// until then the API server refuses for another reason.
-	took, err := r.awaitAdmission(ctx, nil, "the quota refusing Pods", refusedBy(403, "exceeded quota: chaos-pods"))
+	took, err := r.awaitAdmission(ctx, h.c, nil, "the quota refusing Pods", refusedBy(403, "exceeded quota: chaos-pods"))
 	if err != nil {
 		return err
 	}
@@ -317,7 +302,7 @@ func (h *harness) quota(ctx context.Context, r *run) error {
 	if err := h.c.Update(ctx, quota); err != nil {
 		return fmt.Errorf("raising the ResourceQuota: %w", err)
 	}
-	if _, err := r.awaitAdmission(ctx, nil, "Pods admitted again", admitted); err != nil {
+	if _, err := r.awaitAdmission(ctx, h.c, nil, "Pods admitted again", admitted); err != nil {
 		return err
 	}
 	fmt.Printf("chaos quota: raised; Pods admitted again %s after the Ats' time\n", time.Since(at).Round(100*time.Millisecond))

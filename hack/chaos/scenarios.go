@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -18,15 +19,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
+	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
 
 // burst is the usual At of a scenario: it fires at at, its Pod runs for 2s;
 // every fourth fails with exit code 3 and may retry once.
-func burst(at time.Time) func(int) atSpec {
-	return func(i int) atSpec {
-		s := atSpec{at: at, command: "echo chaos", duration: "2s"}
+func burst(at time.Time) func(int) trial.AtSpec {
+	return func(i int) trial.AtSpec {
+		s := trial.AtSpec{At: at, Command: "echo chaos", Duration: "2s"}
 		if i%4 == 3 {
-			s.exitCode, s.backoffLimit = 3, 1
+			s.ExitCode, s.BackoffLimit = 3, 1
 		}
 		return s
 	}
@@ -36,16 +40,13 @@ func burst(at time.Time) func(int) atSpec {
 // controller stopped, a Pod is made by hand with that At as its controller
 // owner. The judge must report duplicates=1 lost=0.
 func (h *harness) selfcheck(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
-	if err := r.create(ctx, "selfcheck", atSpec{at: time.Now(), command: "echo once", duration: "100ms"}); err != nil {
+	if err := r.create(ctx, "selfcheck", trial.AtSpec{At: time.Now(), Command: "echo once", Duration: "100ms"}); err != nil {
 		return err
 	}
 	if err := r.settle(ctx); err != nil {
 		return err
 	}
-	h.replicas[0].stop()
+	h.replicas[0].Stop()
 	var at cnatv1beta1.At
 	if err := h.c.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: "selfcheck"}, &at); err != nil {
 		return err
@@ -58,7 +59,7 @@ func (h *harness) selfcheck(ctx context.Context, r *run) error {
 				Controller: ptr.To(true),
 			}},
 		},
-		Spec: simulatedPodSpec([]string{"/bin/sh", "-c", "echo once"}),
+		Spec: cluster.SimulatedPodSpec("command", "/bin/sh", "-c", "echo once"),
 	}
 	if err := h.c.Create(ctx, pod); err != nil {
 		return fmt.Errorf("creating the hand-made duplicate Pod: %w", err)
@@ -78,20 +79,20 @@ func (h *harness) killThroughFiring(ctx context.Context, r *run, at time.Time) e
 		return err
 	}
 	rep := h.replicas[0]
-	created, stop, err := r.newPods(ctx)
+	nextPod, stop, err := r.newPods(ctx)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	kills := h.size.kills
 	for i := range kills {
-		if !rep.running() {
+		if !rep.Running() {
 			if err := rep.start(ctx, false); err != nil {
 				return err
 			}
 		}
 		if i == 0 {
-			if err := waitAimed(ctx, created, time.Minute); err != nil {
+			if err := nextPod(); err != nil {
 				return err
 			}
 		} else if err := h.pause(ctx, 300*time.Millisecond, 2500*time.Millisecond); err != nil {
@@ -110,9 +111,6 @@ func (h *harness) killThroughFiring(ctx context.Context, r *run, at time.Time) e
 
 // sigkill: the controller SIGKILLed again and again while the Ats fire.
 func (h *harness) sigkill(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	at := fireTime(h.size.ats)
 	if err := r.createMany(ctx, "k", h.size.ats, burst(at)); err != nil {
 		return err
@@ -124,11 +122,6 @@ func (h *harness) sigkill(ctx context.Context, r *run) error {
 // creates a batch's first Pod, and in another round SIGSTOPped past its lease, then
 // SIGCONTed while the other leads.
 func (h *harness) leader(ctx context.Context, r *run) error {
-	for _, rep := range h.replicas {
-		if err := rep.start(ctx, true); err != nil {
-			return err
-		}
-	}
 	rounds := h.size.leaderKills + h.size.leaderStops
 	per := max(1, h.size.ats/rounds)
 	for round := range rounds {
@@ -142,12 +135,11 @@ func (h *harness) leader(ctx context.Context, r *run) error {
 		}
 		if round < h.size.leaderKills {
 			// As the leader creates the batch's first Pod.
-			created, stop, err := r.newPods(ctx)
-			if err != nil {
-				return err
+			nextPod, stop, err := r.newPods(ctx)
+			if err == nil {
+				err = nextPod()
+				stop()
 			}
-			err = waitAimed(ctx, created, time.Minute)
-			stop()
 			if err != nil {
 				return err
 			}
@@ -172,7 +164,7 @@ func (h *harness) leader(ctx context.Context, r *run) error {
 		// The lease lasts 15s (controller-runtime's default): stop the
 		// leader for longer, so that the other takes over, then let it
 		// run on with what it believed.
-		if err := lead.signal(syscall.SIGSTOP); err != nil {
+		if err := lead.Signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
 		if err := sleep(ctx, 20*time.Second); err != nil {
@@ -180,7 +172,7 @@ func (h *harness) leader(ctx context.Context, r *run) error {
 		}
 		other := h.replicas[1-lead.index]
 		took := other.leads()
-		if err := lead.signal(syscall.SIGCONT); err != nil {
+		if err := lead.Signal(syscall.SIGCONT); err != nil {
 			return err
 		}
 		fmt.Printf("chaos leader: leader %d SIGSTOPped for 20s (replica %d leading meanwhile: %t), then SIGCONTed\n", lead.index, other.index, took)
@@ -190,9 +182,6 @@ func (h *harness) leader(ctx context.Context, r *run) error {
 
 // apiserver: kube-apiserver and etcd restarted as a batch fires.
 func (h *harness) apiserver(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	at := fireTime(h.size.ats)
 	if err := r.createMany(ctx, "a", h.size.ats, burst(at)); err != nil {
 		return err
@@ -218,14 +207,11 @@ func (h *harness) apiserver(ctx context.Context, r *run) error {
 // Only the Ats the API server admitted are judged, and none it refused may
 // exist.
 func (h *harness) webhook(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	defer h.proxy.setMode(proxyUp)
 	third := max(1, h.size.ats/3)
 	// Each At fires 2s after it is created: some fire during the outage.
-	soon := func(int) atSpec {
-		return atSpec{at: time.Now().Add(2 * time.Second), command: "echo chaos", duration: "1s"}
+	soon := func(int) trial.AtSpec {
+		return trial.AtSpec{At: time.Now().Add(2 * time.Second), Command: "echo chaos", Duration: "1s"}
 	}
 	if err := r.createMany(ctx, "before", third, soon); err != nil {
 		return err
@@ -261,11 +247,8 @@ func (h *harness) webhook(ctx context.Context, r *run) error {
 // third before they fire, a third while their Pods run, a third after they
 // finished (as GitOps tools do).
 func (h *harness) recreate(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	at := fireTime(h.size.ats)
-	spec := func(int) atSpec { return atSpec{at: at, command: "echo first", duration: "3s"} }
+	spec := func(int) trial.AtSpec { return trial.AtSpec{At: at, Command: "echo first", Duration: "3s"} }
 	if err := r.createMany(ctx, "r", h.size.ats, spec); err != nil {
 		return err
 	}
@@ -309,42 +292,32 @@ func (r *run) recreateOne(ctx context.Context, i int) error {
 	if err := r.h.c.Delete(ctx, at, client.PropagationPolicy(propagation)); err != nil {
 		return fmt.Errorf("deleting At %s: %w", name, err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := r.h.c.Get(ctx, client.ObjectKeyFromObject(at), &cnatv1beta1.At{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("at %s still exists a minute after its deletion", name)
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return err
-		}
+	gone := func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(r.h.c.Get(ctx, client.ObjectKeyFromObject(at), &cnatv1beta1.At{})), nil
 	}
-	return r.create(ctx, name, atSpec{at: time.Now(), command: command, duration: "3s"})
+	if err := poll.Until(ctx, 100*time.Millisecond, time.Minute, gone, func() error {
+		return fmt.Errorf("at %s still exists a minute after its deletion", name)
+	}); err != nil {
+		return err
+	}
+	return r.create(ctx, name, trial.AtSpec{At: time.Now(), Command: command, Duration: "3s"})
 }
 
-// watchPods calls fn with every Pod of the namespace added or updated, until
-// the returned stop is called.
-func (r *run) watchPods(ctx context.Context, fn func(*corev1.Pod)) (stop func(), err error) {
-	handle := func(obj any) {
-		if pod, ok := obj.(*corev1.Pod); ok {
-			fn(pod)
-		}
-	}
-	return r.podInformer(ctx, cache.ResourceEventHandlerFuncs{
-		AddFunc:    handle,
-		UpdateFunc: func(_, obj any) { handle(obj) },
-	})
-}
-
-// podInformer runs an informer on the run's Pods with handler until the
-// returned stop is called, once it has synced.
-func (r *run) podInformer(ctx context.Context, handler cache.ResourceEventHandler) (stop func(), err error) {
+// watchPods calls fn with every Pod of the namespace added or updated
+// (created: added after the informer's initial list), from when it has
+// synced until the returned stop is called.
+func (r *run) watchPods(ctx context.Context, fn func(pod *corev1.Pod, created bool)) (stop func(), err error) {
 	factory := informers.NewSharedInformerFactoryWithOptions(r.h.cl.Kube, 0, informers.WithNamespace(r.Namespace))
 	inf := factory.Core().V1().Pods().Informer()
-	if _, err := inf.AddEventHandler(handler); err != nil {
+	handle := func(obj any, created bool) {
+		if pod, ok := obj.(*corev1.Pod); ok {
+			fn(pod, created)
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc:    func(obj any, initial bool) { handle(obj, !initial) },
+		UpdateFunc: func(_, obj any) { handle(obj, false) },
+	}); err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(ctx)
@@ -356,34 +329,29 @@ func (r *run) podInformer(ctx context.Context, handler cache.ResourceEventHandle
 	return func() { cancel(); factory.Shutdown() }, nil
 }
 
-// newPods signals on created, which holds at most one signal, each time a
-// Pod of the run is created from now on.
-func (r *run) newPods(ctx context.Context) (created <-chan struct{}, stop func(), err error) {
-	ch := make(chan struct{}, 1)
-	stop, err = r.podInformer(ctx, cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(_ any, isInInitialList bool) {
-			if isInInitialList {
-				return
-			}
+// newPods watches for the Pods of the run created from now on, until stop
+// is called: next waits, at most a minute, for the next one (one created
+// since the last wait counts).
+func (r *run) newPods(ctx context.Context) (next func() error, stop func(), err error) {
+	created := make(chan struct{}, 1)
+	stop, err = r.watchPods(ctx, func(_ *corev1.Pod, isNew bool) {
+		if isNew {
 			select {
-			case ch <- struct{}{}:
+			case created <- struct{}{}:
 			default:
 			}
-		},
+		}
 	})
-	return ch, stop, err
-}
-
-// waitAimed waits for the next signal on created, for at most limit.
-func waitAimed(ctx context.Context, created <-chan struct{}, limit time.Duration) error {
-	select {
-	case <-created:
-		return nil
-	case <-time.After(limit):
-		return fmt.Errorf("no Pod of the run was created within %s to aim a kill at", limit)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return func() error {
+		select {
+		case <-created:
+			return nil
+		case <-time.After(time.Minute):
+			return errors.New("no Pod of the run was created within a minute to aim a kill at")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, stop, err
 }
 
 // deletePod deletes a Pod by UID, once.
@@ -408,11 +376,8 @@ func (r *run) deletePod(ctx context.Context, pod *corev1.Pod, seen *sync.Map) {
 // the deletion only as one of the changes its watch delivers, never as the
 // state a reconcile reads.
 func (h *harness) podDelete(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	var seen sync.Map
-	stop, err := r.watchPods(ctx, func(pod *corev1.Pod) {
+	stop, err := r.watchPods(ctx, func(pod *corev1.Pod, _ bool) {
 		if pod.Labels[deleteLabel] == "at-once" {
 			r.deletePod(ctx, pod, &seen)
 		}
@@ -423,7 +388,7 @@ func (h *harness) podDelete(ctx context.Context, r *run) error {
 	defer stop()
 	at := fireTime(h.size.ats)
 	running := (h.size.ats + 2) / 4 // the Ats i with i%4 == 1
-	spec := func(i int) atSpec {
+	spec := func(i int) trial.AtSpec {
 		s := burst(at)(i)
 		switch i % 4 {
 		case 0, 2:
@@ -431,9 +396,9 @@ func (h *harness) podDelete(ctx context.Context, r *run) error {
 			// bound by the scheduler's bind in flight and then killed by
 			// its kubelet. Read unscheduled it was deleted; read bound and
 			// deleted at once, its kubelet's report decides: either is true.
-			s.labels = map[string]string{deleteLabel: "at-once"}
+			s.Labels = map[string]string{deleteLabel: "at-once"}
 		case 1:
-			s.labels, s.backoffLimit, s.duration = map[string]string{deleteLabel: "running"}, 1, "30s"
+			s.Labels, s.BackoffLimit, s.Duration = map[string]string{deleteLabel: "running"}, 1, "30s"
 		}
 		return s
 	}
@@ -457,65 +422,47 @@ const deleteLabel = "chaos.cnat.programming-kubernetes.info/delete"
 // 30 s) until their kubelet has killed them and deleted them again at once,
 // and continues the controller.
 func (r *run) deleteRunning(ctx context.Context, want int) error {
-	list := func() ([]corev1.Pod, error) {
-		var pods corev1.PodList
-		err := r.h.c.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabels{deleteLabel: "running"})
-		return pods.Items, err
+	// The Pods are listed with ctx: a list cut short by a wait's timeout is
+	// no answer.
+	var pods, running []corev1.Pod
+	list := func(context.Context) (bool, error) {
+		var l corev1.PodList
+		err := r.h.c.List(ctx, &l, client.InNamespace(r.Namespace), client.MatchingLabels{deleteLabel: "running"})
+		pods = l.Items
+		running = slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning })
+		return len(running) >= want, err
 	}
-	var pods []corev1.Pod
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		var err error
-		if pods, err = list(); err != nil {
-			return err
-		}
-		runs := 0
-		for _, p := range pods {
-			if p.Status.Phase == corev1.PodRunning {
-				runs++
-			}
-		}
-		if runs >= want || time.Now().After(deadline) {
-			break
-		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return err
-		}
-	}
-	controller := r.h.replicas[0]
-	if err := controller.signal(syscall.SIGSTOP); err != nil {
+	if err := poll.Until(ctx, 200*time.Millisecond, 20*time.Second, list, nil); err != nil {
 		return err
 	}
-	defer func() { _ = controller.signal(syscall.SIGCONT) }()
+	controller := r.h.replicas[0]
+	if err := controller.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	defer func() { _ = controller.Signal(syscall.SIGCONT) }()
 	deleted := map[types.UID]bool{}
-	for _, p := range pods {
-		if p.Status.Phase != corev1.PodRunning {
-			continue
-		}
+	for _, p := range running {
 		if err := r.h.c.Delete(ctx, &p, client.Preconditions{UID: &p.UID}); err != nil {
 			return fmt.Errorf("deleting Pod %s: %w", p.Name, err)
 		}
 		deleted[p.UID] = true
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		now, err := list()
-		if err != nil {
-			return err
+	waiting := 0
+	if err := poll.Until(ctx, 200*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
+		if _, err := list(ctx); err != nil {
+			return false, err
 		}
-		waiting := 0
-		for _, p := range now {
+		waiting = 0
+		for _, p := range pods {
 			if deleted[p.UID] && (p.Status.Phase != corev1.PodFailed || ptr.Deref(p.DeletionGracePeriodSeconds, 1) != 0) {
 				waiting++
 			}
 		}
-		if waiting == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d deleted Pods not killed and deleted again by their kubelet 30 s later", waiting)
-		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return err
-		}
+		return waiting == 0, nil
+	}, func() error {
+		return fmt.Errorf("%d deleted Pods not killed and deleted again by their kubelet 30 s later", waiting)
+	}); err != nil {
+		return err
 	}
 	fmt.Printf("chaos poddelete: %d running Pods deleted while the controller was stopped; their kubelet killed them and deleted them again at once\n", len(deleted))
 	if len(deleted) == 0 {
@@ -528,11 +475,8 @@ func (r *run) deleteRunning(ctx context.Context, want int) error {
 // controller is SIGKILLed again and again: a Pod may finish and vanish
 // between the controller's create and its next look.
 func (h *harness) janitor(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	var seen sync.Map
-	stop, err := r.watchPods(ctx, func(pod *corev1.Pod) {
+	stop, err := r.watchPods(ctx, func(pod *corev1.Pod, _ bool) {
 		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			r.deletePod(ctx, pod, &seen)
 		}
@@ -542,9 +486,9 @@ func (h *harness) janitor(ctx context.Context, r *run) error {
 	}
 	defer stop()
 	at := fireTime(h.size.ats)
-	spec := func(i int) atSpec {
+	spec := func(i int) trial.AtSpec {
 		s := burst(at)(i)
-		s.duration = "1s"
+		s.Duration = "1s"
 		return s
 	}
 	if err := r.createMany(ctx, "j", h.size.ats, spec); err != nil {

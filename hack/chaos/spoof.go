@@ -21,6 +21,7 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
 
 // spoofUser is the user the spoof scenario impersonates: bound, in the
@@ -41,9 +42,6 @@ const podClaimsRefusal = "ValidatingAdmissionPolicy 'cnat-pod-claims'"
 // every one (the policy cnat-pod-claims); a write that gets through is a
 // breach. The Ats must run as if nothing happened.
 func (h *harness) spoof(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	stop := r.Sample(ctx, 2*time.Second)
 	defer stop()
 	forger, err := r.impersonate(ctx)
@@ -55,14 +53,14 @@ func (h *harness) spoof(ctx context.Context, r *run) error {
 	half := max(1, h.size.ats/2)
 	at := fireTime(h.size.ats)
 	later := at.Add(15 * time.Second)
-	runs := func(int) atSpec { return atSpec{at: at, command: "echo chaos", duration: "8s"} }
-	waits := func(int) atSpec { return atSpec{at: later, command: "echo later", duration: "1s"} }
+	runs := func(int) trial.AtSpec { return trial.AtSpec{At: at, Command: "echo chaos", Duration: "8s"} }
+	waits := func(int) trial.AtSpec { return trial.AtSpec{At: later, Command: "echo later", Duration: "1s"} }
 
 	// The Ats that run first: their Pods are attacked once they run.
 	var seen sync.Map
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	stopWatch, err := r.watchPods(ctx, func(pod *corev1.Pod) {
+	stopWatch, err := r.watchPods(ctx, func(pod *corev1.Pod, _ bool) {
 		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil || !strings.HasPrefix(pod.Labels[cnatv1beta1.LabelAt], "now-") {
 			return
 		}
@@ -140,18 +138,11 @@ func (r *run) impersonate(ctx context.Context) (client.Client, error) {
 		return nil, err
 	}
 	// RBAC takes effect through the API server's informers: wait for it.
-	for start := time.Now(); ; {
-		err := c.Create(ctx, r.probePod(nil), client.DryRunAll)
-		if err == nil {
-			return c, nil
-		}
-		if time.Since(start) > time.Minute {
-			return nil, fmt.Errorf("user %s may not create an ordinary Pod a minute after its RoleBinding: %w", spoofUser, err)
-		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return nil, err
-		}
+	what := fmt.Sprintf("user %s allowed to create an ordinary Pod after its RoleBinding", spoofUser)
+	if _, err := r.awaitAdmission(ctx, c, nil, what, admitted); err != nil {
+		return nil, err
 	}
+	return c, nil
 }
 
 // spoofing counts the forger's attempts.

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
+	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
 
 // uninstall: with runs in flight (Pods running), cnat is uninstalled as the
@@ -25,13 +27,10 @@ import (
 // Pod with the finalizer and no namespace may be left. It removes cnat
 // from the cluster, so it runs last; hack/chaos.sh installs cnat again.
 func (h *harness) uninstall(ctx context.Context, r *run) error {
-	if err := h.replicas[0].start(ctx, false); err != nil {
-		return err
-	}
 	at := fireTime(h.size.ats)
-	spec := func(i int) atSpec {
+	spec := func(i int) trial.AtSpec {
 		s := burst(at)(i)
-		s.duration = "30s"
+		s.Duration = "30s"
 		return s
 	}
 	if err := r.createMany(ctx, "u", h.size.ats, spec); err != nil {
@@ -39,20 +38,15 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 	}
 	// Until the Pods run, for at most 10 s after the Ats' time.
 	running := 0
-	for deadline := at.Add(10 * time.Second); time.Now().Before(deadline) && running < h.size.ats; {
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return err
-		}
+	if err := poll.Until(ctx, 200*time.Millisecond, time.Until(at.Add(10*time.Second)), func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList
 		if err := h.c.List(ctx, &pods, client.InNamespace(r.Namespace)); err != nil {
-			return err
+			return false, err
 		}
-		running = 0
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				running++
-			}
-		}
+		running = len(slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning }))
+		return running >= h.size.ats, nil
+	}, nil); err != nil {
+		return err
 	}
 	fmt.Printf("chaos uninstall: %d Pods running; uninstalling as the README says\n", running)
 	start := time.Now()
@@ -64,24 +58,19 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 	// finalizer: a Pod orphaned with its At (--cascade=orphan, as the
 	// recreate scenario does) keeps the label, is released and stays, and
 	// that wait would never end. So: until no Pod carries the finalizer.
-	for deadline := time.Now().Add(5 * time.Minute); ; {
-		tracked, orphans, err := h.cnatPods(ctx)
-		if err != nil {
-			return err
-		}
-		if len(tracked) == 0 {
-			if len(orphans) > 0 {
-				fmt.Printf("chaos uninstall: note: %d released Pods keep the label %s (orphaned with their At, e.g. %s): a kubectl wait --for=delete on that label would wait for them in vain, which is why the README waits for the tracking finalizer\n",
-					len(orphans), cnatv1beta1.LabelAt, orphans[0])
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d Pods still carry the tracking finalizer 5 minutes after every At was deleted, e.g. %s", len(tracked), tracked[0])
-		}
-		if err := sleep(ctx, time.Second); err != nil {
-			return err
-		}
+	var tracked, orphans []string
+	released := func(ctx context.Context) (done bool, err error) {
+		tracked, orphans, err = h.cnatPods(ctx)
+		return len(tracked) == 0, err
+	}
+	if err := poll.Until(ctx, time.Second, 5*time.Minute, released, func() error {
+		return fmt.Errorf("%d Pods still carry the tracking finalizer 5 minutes after every At was deleted, e.g. %s", len(tracked), tracked[0])
+	}); err != nil {
+		return err
+	}
+	if len(orphans) > 0 {
+		fmt.Printf("chaos uninstall: note: %d released Pods keep the label %s (orphaned with their At, e.g. %s): a kubectl wait --for=delete on that label would wait for them in vain, which is why the README waits for the tracking finalizer\n",
+			len(orphans), cnatv1beta1.LabelAt, orphans[0])
 	}
 	fmt.Printf("chaos uninstall: every At deleted and no Pod carries the tracking finalizer after %s\n", time.Since(start).Round(100*time.Millisecond))
 	h.stopReplicas()
@@ -95,18 +84,14 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 	if err := h.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.Namespace}}); err != nil {
 		return err
 	}
-	for deadline := time.Now().Add(2 * time.Minute); ; {
-		err := h.c.Get(ctx, client.ObjectKey{Name: r.Namespace}, &corev1.Namespace{})
-		if apierrors.IsNotFound(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			r.breach("namespace %s still Terminating two minutes after its deletion", r.Namespace)
-			break
-		}
-		if err := sleep(ctx, 500*time.Millisecond); err != nil {
-			return err
-		}
+	gone := func(ctx context.Context) (bool, error) {
+		return apierrors.IsNotFound(h.c.Get(ctx, client.ObjectKey{Name: r.Namespace}, &corev1.Namespace{})), nil
+	}
+	if err := poll.Until(ctx, 500*time.Millisecond, 2*time.Minute, gone, func() error {
+		r.breach("namespace %s still Terminating two minutes after its deletion", r.Namespace)
+		return nil
+	}); err != nil {
+		return err
 	}
 	tracked, _, err := h.cnatPods(ctx)
 	if err != nil {

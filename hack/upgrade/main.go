@@ -41,7 +41,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -50,6 +49,7 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 	"github.com/programming-kubernetes/cnat/hack/internal/judge"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 	"github.com/programming-kubernetes/cnat/hack/internal/trial"
 )
 
@@ -96,11 +96,13 @@ type harness struct {
 	cfg config
 	c   client.Client
 
-	mu           sync.Mutex
-	requests     int
-	refused      []string
+	// mu guards what the client's goroutine records: its requests and
+	// those refused.
+	mu       sync.Mutex
+	requests int
+	refused  []string
+	// upgradeBegan is when the upgrade command started.
 	upgradeBegan time.Time
-	upgradeEnded time.Time
 }
 
 func run(cfg config) (bool, error) {
@@ -127,16 +129,15 @@ func run(cfg config) (bool, error) {
 	later := now.Add(cfg.pendingAfter).Truncate(time.Second)
 	for i := range cfg.perState {
 		for _, version := range []string{"v1beta1", "v1alpha1"} {
-			specs := []struct {
+			for _, s := range []struct {
 				name string
-				spec atSpec
+				spec trial.AtSpec
 			}{
-				{"running", atSpec{at: soon, duration: "240s", exitCode: 0}},
-				{"retrying", atSpec{at: soon, duration: "2s", exitCode: 1, backoffLimit: 3}},
-				{"pending", atSpec{at: later, duration: "2s", exitCode: 0, backoffLimit: 1}},
-			}
-			for _, s := range specs {
-				if err := h.create(ctx, fmt.Sprintf("%s-%s-%d", s.name, version, i), version, s.spec); err != nil {
+				{"running", trial.AtSpec{At: soon, Command: "true", Duration: "240s", ExitCode: 0}},
+				{"retrying", trial.AtSpec{At: soon, Command: "true", Duration: "2s", ExitCode: 1, BackoffLimit: 3}},
+				{"pending", trial.AtSpec{At: later, Command: "true", Duration: "2s", ExitCode: 0, BackoffLimit: 1}},
+			} {
+				if err := h.CreateAt(ctx, fmt.Sprintf("%s-%s-%d", s.name, version, i), version, s.spec); err != nil {
 					return false, err
 				}
 			}
@@ -156,15 +157,10 @@ func run(cfg config) (bool, error) {
 	clientDone := make(chan struct{})
 	go func() { defer close(clientDone); h.keepUsing(clientCtx) }()
 
-	h.mu.Lock()
 	h.upgradeBegan = time.Now()
-	h.mu.Unlock()
 	fmt.Printf("upgrade: running: %s\n", cfg.upgrade)
 	upgradeErr := h.runUpgrade(ctx)
-	h.mu.Lock()
-	h.upgradeEnded = time.Now()
-	took := h.upgradeEnded.Sub(h.upgradeBegan)
-	h.mu.Unlock()
+	took := time.Since(h.upgradeBegan)
 	fmt.Printf("upgrade: the upgrade took %s (%v)\n", took.Round(100*time.Millisecond), errOrOK(upgradeErr))
 	atEnd := h.states(ctx)
 	fmt.Printf("upgrade: after the upgrade: %v\n", atEnd)
@@ -213,56 +209,17 @@ func errOrOK(err error) string {
 	return "exit 0"
 }
 
-// atSpec is what an At of the run does on the simulated kubelet.
-type atSpec struct {
-	at           time.Time
-	duration     string
-	exitCode     int
-	backoffLimit int32
-}
-
-// newAt is the v1beta1 form of an At of the run.
-func (h *harness) newAt(name string, s atSpec) *cnatv1beta1.At {
-	return &cnatv1beta1.At{
-		ObjectMeta: metav1.ObjectMeta{Namespace: h.Namespace, Name: name},
-		Spec: cnatv1beta1.AtSpec{
-			Schedule:     s.at.UTC().Format(time.RFC3339),
-			Command:      "true",
-			BackoffLimit: ptr.To(s.backoffLimit),
-			Template: &corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-					cluster.AnnotationDuration: s.duration,
-					cluster.AnnotationExitCode: fmt.Sprint(s.exitCode),
-				}},
-				Spec: cluster.Simulated(corev1.PodSpec{Containers: []corev1.Container{{Name: "command"}}}),
-			},
-		},
-	}
-}
-
-// create creates an At through the API version given and records it.
-func (h *harness) create(ctx context.Context, name, version string, s atSpec) error {
-	var at client.Object = h.newAt(name, s)
-	if version == "v1alpha1" {
-		alpha := &cnatv1alpha1.At{}
-		if err := alpha.ConvertFrom(at.(*cnatv1beta1.At)); err != nil {
-			return err
-		}
-		at = alpha
-	}
-	return h.Create(ctx, at, judge.Incarnation{BackoffLimit: s.backoffLimit, Due: s.at})
-}
-
 // waitInPlace waits, for at most two minutes, until every running At has a
 // Pod that runs and every retrying At has failed once and waits for its
 // next attempt.
 func (h *harness) waitInPlace(ctx context.Context) error {
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
+	missing := 0
+	inPlace := func(ctx context.Context) (bool, error) {
 		var ats cnatv1beta1.AtList
 		if err := h.c.List(ctx, &ats, client.InNamespace(h.Namespace)); err != nil {
-			return err
+			return false, err
 		}
-		missing := 0
+		missing = 0
 		for _, at := range ats.Items {
 			switch {
 			case strings.HasPrefix(at.Name, "running-"):
@@ -275,13 +232,11 @@ func (h *harness) waitInPlace(ctx context.Context) error {
 				}
 			}
 		}
-		if missing == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d running or retrying Ats not in place after two minutes: the installed release does not run Ats", missing)
-		}
+		return missing == 0, nil
 	}
+	return poll.Until(ctx, time.Second, 2*time.Minute, inPlace, func() error {
+		return fmt.Errorf("%d running or retrying Ats not in place after two minutes: the installed release does not run Ats", missing)
+	})
 }
 
 // states counts the run's Ats by name prefix and phase/reason.
@@ -306,15 +261,12 @@ func (h *harness) keepUsing(ctx context.Context) {
 	for i := 0; ctx.Err() == nil; i++ {
 		version := []string{"v1beta1", "v1alpha1"}[i%2]
 		name := fmt.Sprintf("during-%s-%d", version, i)
-		spec := atSpec{at: time.Now().Add(20 * time.Second).Truncate(time.Second), duration: "2s", exitCode: 0}
-		h.request(name+" create", h.create(ctx, name, version, spec))
+		spec := trial.AtSpec{At: time.Now().Add(20 * time.Second).Truncate(time.Second), Command: "true", Duration: "2s"}
+		h.request(name+" create", h.CreateAt(ctx, name, version, spec))
 		var alphas cnatv1alpha1.AtList
 		h.request("list v1alpha1", h.c.List(ctx, &alphas, client.InNamespace(h.Namespace)))
 		h.request("get v1beta1 running-v1alpha1-0", h.c.Get(ctx, client.ObjectKey{Namespace: h.Namespace, Name: "running-v1alpha1-0"}, &cnatv1beta1.At{}))
-		select {
-		case <-ctx.Done():
-		case <-time.After(250 * time.Millisecond):
-		}
+		_ = poll.Sleep(ctx, 250*time.Millisecond)
 	}
 }
 
@@ -357,10 +309,7 @@ func (h *harness) settle(ctx context.Context) {
 // judge judges the run with the chaos judge; an At created and gone is
 // lost (the upgrade deletes none, and nothing else does).
 func (h *harness) judge(ctx context.Context) (judge.Verdict, judge.Record, error) {
-	h.mu.Lock()
-	began := h.upgradeBegan.Add(-5 * time.Minute)
-	h.mu.Unlock()
-	v, rec, gone, err := h.Judge(ctx, h.cfg.auditLog, began)
+	v, rec, gone, err := h.Judge(ctx, h.cfg.auditLog, h.upgradeBegan.Add(-5*time.Minute))
 	for _, name := range gone {
 		v.Lost++
 		v.Findings = append(v.Findings, fmt.Sprintf("lost: At %s/%s: gone after the upgrade", h.Namespace, name))
@@ -465,12 +414,9 @@ func (h *harness) checkScenario(atStart, atEnd map[string]int, rec judge.Record)
 	if n, want := atEnd["pending Pending/Scheduled"], 2*h.cfg.perState; n != want {
 		problems = append(problems, fmt.Sprintf("%d of %d pending Ats were still pending when the upgrade ended: give the upgrade more time (-pending-after)", n, want))
 	}
-	h.mu.Lock()
-	began := h.upgradeBegan
-	h.mu.Unlock()
 	retries := 0
 	for _, c := range rec.Creates {
-		if strings.HasPrefix(c.Name, "retrying-") && c.Time.After(began) {
+		if strings.HasPrefix(c.Name, "retrying-") && c.Time.After(h.upgradeBegan) {
 			retries++
 		}
 	}

@@ -4,10 +4,16 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -18,6 +24,7 @@ import (
 
 	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 )
 
 // Clients talk to one cluster as one user.
@@ -70,4 +77,53 @@ func Connect(kubeconfig, userAgent string, limits Limits) (*Clients, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// CreateNamespace creates a namespace with labels and waits, at most a
+// minute, for its default ServiceAccount, without which no Pod can be
+// created.
+func CreateNamespace(ctx context.Context, c client.Client, name string, labels map[string]string) error {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	var err error
+	return poll.Until(ctx, 100*time.Millisecond, time.Minute, func(ctx context.Context) (bool, error) {
+		err = c.Get(ctx, client.ObjectKey{Namespace: name, Name: "default"}, &corev1.ServiceAccount{})
+		return err == nil, nil
+	}, func() error {
+		return fmt.Errorf("namespace %s has no default ServiceAccount after a minute: %w", name, err)
+	})
+}
+
+// ForEach calls do for 0..n-1 from concurrency goroutines, as the harness
+// creates its bursts of objects, and returns the first error; the others
+// stop taking work after it, and the context do is given ends.
+func ForEach(parent context.Context, n, concurrency int, do func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var (
+		next    atomic.Int64
+		errOnce sync.Once
+		first   error
+		wg      sync.WaitGroup
+	)
+	for range max(1, concurrency) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := do(ctx, i); err != nil {
+					errOnce.Do(func() { first = err; cancel() })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil {
+		return parent.Err()
+	}
+	return first
 }

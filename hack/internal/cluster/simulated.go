@@ -29,3 +29,12 @@ func Simulated(spec corev1.PodSpec) corev1.PodSpec {
 var SimulatedToleration = corev1.Toleration{
 	Key: SimulatedLabel, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule,
 }
+
+// SimulatedPodSpec is a Pod spec for the simulated nodes: one busybox
+// container called name running command, never restarted.
+func SimulatedPodSpec(name string, command ...string) corev1.PodSpec {
+	return Simulated(corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers:    []corev1.Container{{Name: name, Image: "busybox:1.37", Command: command}},
+	})
+}

@@ -141,34 +141,24 @@ func ReadAudit(r io.Reader, inNamespace func(string) bool) (Record, error) {
 			pendingErr = fmt.Errorf("audit log line %d: %w", line, err)
 			continue
 		}
-		if ev.Stage == "ResponseComplete" && ev.ObjectRef != nil && ev.ResponseStatus != nil &&
-			ev.ObjectRef.APIGroup == "" && ev.ObjectRef.Resource == "namespaces" && ev.Verb == "create" &&
-			ev.ResponseStatus.Code == 201 && inNamespace(ev.ObjectRef.Name) {
-			rec.Began = true
+		if ev.Stage != "ResponseComplete" || ev.ObjectRef == nil || ev.ResponseStatus == nil {
 			continue
 		}
-		if ev.Stage == "ResponseComplete" && ev.ObjectRef != nil && ev.ResponseStatus != nil &&
-			ev.ObjectRef.APIGroup == atGroup && ev.ObjectRef.Resource == "ats" && ev.ObjectRef.Subresource == "status" &&
-			ev.ResponseStatus.Code == 200 && inNamespace(ev.ObjectRef.Namespace) {
-			rec.AtStatusWrites = append(rec.AtStatusWrites, AtStatusWrite{
-				Namespace: ev.ObjectRef.Namespace, Name: ev.ObjectRef.Name, Time: ev.RequestReceivedTimestamp.Time,
-			})
-			continue
-		}
-		if ev.Stage != "ResponseComplete" || ev.ObjectRef == nil || ev.ResponseStatus == nil ||
-			ev.ObjectRef.APIGroup != "" || ev.ObjectRef.Resource != "pods" ||
-			!inNamespace(ev.ObjectRef.Namespace) || len(ev.ResponseObject) == 0 {
-			continue
-		}
-		t := ev.RequestReceivedTimestamp.Time
+		ref, code, t := ev.ObjectRef, ev.ResponseStatus.Code, ev.RequestReceivedTimestamp.Time
 		switch {
-		case ev.ObjectRef.Subresource == "" && ev.ResponseStatus.Code == 201 && (ev.Verb == "create" || ev.Verb == "patch"):
+		case ref.APIGroup == "" && ref.Resource == "namespaces" && ev.Verb == "create" && code == 201 && inNamespace(ref.Name):
+			rec.Began = true
+		case ref.APIGroup == atGroup && ref.Resource == "ats" && ref.Subresource == "status" && code == 200 && inNamespace(ref.Namespace):
+			rec.AtStatusWrites = append(rec.AtStatusWrites, AtStatusWrite{Namespace: ref.Namespace, Name: ref.Name, Time: t})
+		case ref.APIGroup != "" || ref.Resource != "pods" || !inNamespace(ref.Namespace) || len(ev.ResponseObject) == 0:
+			// Not a Pod of the run's, or no Pod in the answer.
+		case ref.Subresource == "" && code == 201 && (ev.Verb == "create" || ev.Verb == "patch"):
 			var pod corev1.Pod
 			if err := json.Unmarshal(ev.ResponseObject, &pod); err != nil {
 				return Record{}, fmt.Errorf("audit log line %d: the created Pod: %w", line, err)
 			}
 			rec.Creates = append(rec.Creates, createOf(&pod, t))
-		case ev.ObjectRef.Subresource == "status" && ev.ResponseStatus.Code == 200:
+		case ref.Subresource == "status" && code == 200:
 			var pod corev1.Pod
 			if err := json.Unmarshal(ev.ResponseObject, &pod); err != nil {
 				return Record{}, fmt.Errorf("audit log line %d: the Pod's status: %w", line, err)

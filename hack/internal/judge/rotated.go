@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,12 +26,7 @@ func ReadAuditFiles(path string, since time.Time, inNamespace func(string) bool)
 	}
 	// The time in the names sorts them oldest first.
 	slices.Sort(rotated)
-	var files []*os.File
-	defer func() {
-		for _, f := range files {
-			_ = f.Close()
-		}
-	}()
+	var readers []io.Reader
 	for _, name := range append(rotated, path) {
 		if name != path {
 			info, err := os.Stat(name)
@@ -48,23 +42,16 @@ func ReadAuditFiles(path string, since time.Time, inNamespace func(string) bool)
 		if err != nil {
 			return Record{}, err
 		}
-		files = append(files, f)
-	}
-	readers := make([]io.Reader, len(files))
-	for i, f := range files {
-		readers[i] = f
+		defer func() { _ = f.Close() }()
+		readers = append(readers, f)
 	}
 	rec, err := ReadAudit(io.MultiReader(readers...), inNamespace)
 	if err != nil {
 		return Record{}, err
 	}
 	if !rec.Began {
-		return Record{}, errors.New(missingStart(path, len(files)))
+		return Record{}, fmt.Errorf("the audit log (%s and %d rotated files after the run began) does not hold the create of the run's namespace: "+
+			"a rotated file is missing, or the cluster was created with an older hack/kwok/audit-policy.yaml (make cluster-down cluster)", path, len(readers)-1)
 	}
 	return rec, nil
-}
-
-func missingStart(path string, files int) string {
-	return fmt.Sprintf("the audit log (%s and %d rotated files after the run began) does not hold the create of the run's namespace: "+
-		"a rotated file is missing, or the cluster was created with an older hack/kwok/audit-policy.yaml (make cluster-down cluster)", path, files-1)
 }

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 )
 
 // CPUSeconds returns the user plus system CPU time the process used so far
@@ -37,41 +40,21 @@ func (p *Process) Memory() (rss, hwm int64, err error) {
 	return int64(status.VmRSS), int64(status.VmHWM), nil
 }
 
-// RSSSampler records the largest resident set size of the controller while
-// it runs, sampled every 100 ms.
-type RSSSampler struct {
-	stopOnce sync.Once
-	done     chan struct{}
-	finished chan struct{}
-	peak     int64
-}
-
-// SampleRSS starts sampling the resident set size.
-func (p *Process) SampleRSS() *RSSSampler {
-	s := &RSSSampler{done: make(chan struct{}), finished: make(chan struct{})}
+// SampleRSS samples the resident set size of the process every 100 ms
+// until the returned stop, which returns its peak in bytes (again if called
+// again).
+func (p *Process) SampleRSS() (stop func() int64) {
+	done, peak := make(chan struct{}), make(chan int64)
 	go func() {
-		defer close(s.finished)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
+		var largest int64
+		wait.Until(func() {
 			if rss, _, err := p.Memory(); err == nil {
-				s.peak = max(s.peak, rss)
+				largest = max(largest, rss)
 			}
-			select {
-			case <-s.done:
-				return
-			case <-t.C:
-			}
-		}
+		}, 100*time.Millisecond, done)
+		peak <- largest
 	}()
-	return s
-}
-
-// Stop ends the sampling and returns the peak in bytes.
-func (s *RSSSampler) Stop() int64 {
-	s.stopOnce.Do(func() { close(s.done) })
-	<-s.finished
-	return s.peak
+	return sync.OnceValue(func() int64 { close(done); return <-peak })
 }
 
 // WaitIdle waits until the controller used less than 2 % of a core for
@@ -79,30 +62,19 @@ func (s *RSSSampler) Stop() int64 {
 // timeout. It returns how long that took.
 func (p *Process) WaitIdle(ctx context.Context, timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
-	quiet := 0
-	last, err := p.CPUSeconds()
-	if err != nil {
-		return 0, err
-	}
-	for time.Since(start) < timeout {
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(time.Second):
-		}
+	quiet, last := 0, -1.0
+	err := poll.Until(ctx, time.Second, timeout, func(context.Context) (bool, error) {
 		now, err := p.CPUSeconds()
 		if err != nil {
-			return 0, err
+			return false, err
 		}
-		if now-last < 0.02 {
+		if last >= 0 && now-last < 0.02 {
 			quiet++
 		} else {
 			quiet = 0
 		}
 		last = now
-		if quiet >= 3 {
-			return time.Since(start), nil
-		}
-	}
-	return time.Since(start), fmt.Errorf("the controller was still busy after %s", timeout)
+		return quiet >= 3, nil
+	}, func() error { return fmt.Errorf("the controller was still busy after %s", timeout) })
+	return time.Since(start), err
 }

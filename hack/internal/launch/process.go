@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 )
 
 // Options say how to start a controller process.
@@ -79,7 +79,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 // timeout passes.
 func (p *Process) waitReady(ctx context.Context, timeout time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, 250*time.Millisecond, timeout, func(ctx context.Context) (bool, error) {
 		if !p.Running() {
 			return false, fmt.Errorf("the controller exited before it was ready; its log is %s", p.Log)
 		}
@@ -93,11 +93,9 @@ func (p *Process) waitReady(ctx context.Context, timeout time.Duration) error {
 		}
 		_ = resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, nil
-	})
-	if wait.Interrupted(err) && ctx.Err() == nil {
+	}, func() error {
 		return fmt.Errorf("the controller was not ready within %s; its log is %s", timeout, p.Log)
-	}
-	return err
+	})
 }
 
 // Running is true while the process exists (even SIGSTOPped).
@@ -177,16 +175,9 @@ func (p *Process) Logged(parts ...string) bool {
 // WaitLogged waits until Logged(parts...), at most timeout, and returns
 // when it saw the line.
 func (p *Process) WaitLogged(ctx context.Context, timeout time.Duration, parts ...string) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if p.Logged(parts...) {
-			return time.Now(), nil
-		}
-		select {
-		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return time.Time{}, fmt.Errorf("no line with %q in the controller's log within %s (%s)", parts, timeout, p.Log)
+	err := poll.Until(ctx, 50*time.Millisecond, timeout, func(context.Context) (bool, error) { return p.Logged(parts...), nil },
+		func() error {
+			return fmt.Errorf("no line with %q in the controller's log within %s (%s)", parts, timeout, p.Log)
+		})
+	return time.Now(), err
 }

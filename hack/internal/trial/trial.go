@@ -17,12 +17,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 	"github.com/programming-kubernetes/cnat/hack/internal/judge"
+	"github.com/programming-kubernetes/cnat/hack/internal/poll"
 )
 
 // Trial records what a run created and saw.
@@ -39,24 +45,82 @@ type Trial struct {
 	samples map[string][]judge.Sample
 }
 
-// Start creates the namespace and waits, at most a minute, for its default
-// ServiceAccount, without which no Pod can be created.
+// Start creates the namespace and waits for its default ServiceAccount
+// (cluster.CreateNamespace).
 func Start(ctx context.Context, c client.Client, namespace string) (*Trial, error) {
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
-		return nil, fmt.Errorf("creating namespace %s: %w", namespace, err)
+	if err := cluster.CreateNamespace(ctx, c, namespace, nil); err != nil {
+		return nil, err
 	}
-	for deadline := time.Now().Add(time.Minute); ; {
-		err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "default"}, &corev1.ServiceAccount{})
-		if err == nil {
-			return &Trial{Namespace: namespace, c: c, samples: map[string][]judge.Sample{}}, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("namespace %s has no default ServiceAccount after a minute: %w", namespace, err)
-		}
-		if err := Sleep(ctx, 100*time.Millisecond); err != nil {
-			return nil, err
-		}
+	return &Trial{Namespace: namespace, c: c, samples: map[string][]judge.Sample{}}, nil
+}
+
+// AtSpec is what a run asks of an At whose Pods run on the simulated nodes.
+type AtSpec struct {
+	// At is when it fires.
+	At time.Time
+	// Command is the shell line it runs.
+	Command string
+	// Duration is how long its Pod runs (simulated), as a Go duration.
+	Duration string
+	// StartDelay is how long its Pod stays Pending on its node before it
+	// starts (simulated), as a Go duration ("": at once).
+	StartDelay string
+	// ExitCode is its Pod's (simulated) exit code.
+	ExitCode int
+	// BackoffLimit is its spec.backoffLimit.
+	BackoffLimit int32
+	// Labels go on its Pod template.
+	Labels map[string]string
+	// CPU is its container's CPU request ("": none).
+	CPU string
+	// Deadline is its spec.startingDeadlineSeconds (0: none).
+	Deadline int64
+	// Expect is the phase the run knows it must end in ("": whatever its
+	// Pods say).
+	Expect string
+}
+
+// CreateAt creates the At name of spec s through the API version given
+// (v1beta1 or v1alpha1) and records it (Create).
+func (t *Trial) CreateAt(ctx context.Context, name, version string, s AtSpec) error {
+	var deadline *int64
+	if s.Deadline > 0 {
+		deadline = ptr.To(s.Deadline)
 	}
+	container := corev1.Container{Name: "command"}
+	if s.CPU != "" {
+		container.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s.CPU)}
+	}
+	var at client.Object = &cnatv1beta1.At{
+		ObjectMeta: metav1.ObjectMeta{Namespace: t.Namespace, Name: name},
+		Spec: cnatv1beta1.AtSpec{
+			StartingDeadlineSeconds: deadline,
+			Schedule:                s.At.UTC().Format(time.RFC3339),
+			Command:                 s.Command,
+			BackoffLimit:            ptr.To(s.BackoffLimit),
+			Template: &corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels: s.Labels,
+					Annotations: map[string]string{
+						cluster.AnnotationDuration:   s.Duration,
+						cluster.AnnotationExitCode:   fmt.Sprint(s.ExitCode),
+						cluster.AnnotationStartDelay: s.StartDelay,
+					},
+				},
+				Spec: cluster.Simulated(corev1.PodSpec{Containers: []corev1.Container{container}}),
+			},
+		},
+	}
+	if version == "v1alpha1" {
+		alpha := &cnatv1alpha1.At{}
+		if err := alpha.ConvertFrom(at.(*cnatv1beta1.At)); err != nil {
+			return err
+		}
+		at = alpha
+	}
+	return t.Create(ctx, at, judge.Incarnation{
+		BackoffLimit: s.BackoffLimit, Due: s.At.Truncate(time.Second), Deadline: s.Deadline > 0, Expect: s.Expect,
+	})
 }
 
 // Create creates at (an At of either version) and records it as the
@@ -106,12 +170,7 @@ func (t *Trial) Sample(ctx context.Context, interval time.Duration) (stop func()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for {
-			t.sampleOnce(sctx)
-			if Sleep(sctx, interval) != nil {
-				return
-			}
-		}
+		wait.UntilWithContext(sctx, t.sampleOnce, interval)
 	}()
 	return func() { cancel(); <-done }
 }
@@ -142,30 +201,36 @@ func (t *Trial) sampleOnce(ctx context.Context) {
 // Settle waits until every At of the namespace is finished, for at most
 // timeout, and returns how many are not; what is not finished then is
 // judged lost. It returns an error when the Ats cannot be listed at all
-// (cnat's CRD is gone).
+// (cnat's CRD is gone), or not at the end.
 func (t *Trial) Settle(ctx context.Context, timeout time.Duration) (pending int, err error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	var listErr error
+	// The Ats are listed with ctx: a list cut short by the timeout is no
+	// answer.
+	err = poll.Until(ctx, time.Second, timeout, func(context.Context) (bool, error) {
 		var ats cnatv1beta1.AtList
-		err := t.c.List(ctx, &ats, client.InNamespace(t.Namespace))
-		switch {
-		case err == nil:
-			pending = 0
-			for _, at := range ats.Items {
-				if !at.Status.Phase.Finished() {
-					pending++
-				}
+		if listErr = t.c.List(ctx, &ats, client.InNamespace(t.Namespace)); listErr != nil {
+			if apierrors.IsNotFound(listErr) || meta.IsNoMatchError(listErr) {
+				return false, fmt.Errorf("listing the Ats: %w", listErr)
 			}
-			if pending == 0 || time.Now().After(deadline) {
-				return pending, nil
+			return false, nil
+		}
+		pending = 0
+		for _, at := range ats.Items {
+			if !at.Status.Phase.Finished() {
+				pending++
 			}
-		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || time.Now().After(deadline):
-			return 0, fmt.Errorf("listing the Ats: %w", err)
 		}
-		if err := Sleep(ctx, time.Second); err != nil {
-			return 0, err
+		return pending == 0, nil
+	}, func() error {
+		if listErr != nil {
+			return fmt.Errorf("listing the Ats: %w", listErr)
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
+	return pending, nil
 }
 
 // Judge judges the run (judge.Judge) on the audit log at auditLog (its
@@ -195,13 +260,9 @@ func (t *Trial) Judge(ctx context.Context, auditLog string, since time.Time) (ju
 	t.mu.Unlock()
 	v := judge.Judge(incarnations, rec)
 
-	admitted := map[string]bool{}
-	for _, inc := range incarnations {
-		admitted[inc.Name] = true
-	}
 	for _, name := range refused {
-		if admitted[name] {
-			continue
+		if slices.ContainsFunc(incarnations, func(inc judge.Incarnation) bool { return inc.Name == name }) {
+			continue // a later create of its name was admitted
 		}
 		err := t.c.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: name}, &cnatv1beta1.At{})
 		if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
@@ -226,14 +287,4 @@ func WriteFindings(path string, findings []string, show int) error {
 		fmt.Println("  " + f)
 	}
 	return nil
-}
-
-// Sleep waits d, or until ctx is done, and then says which.
-func Sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
 }
