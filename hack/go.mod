@@ -106,7 +106,6 @@ require (
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
-	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/telemetry v0.0.0-20260924152758-ed294f943157 // indirect
 	golang.org/x/term v0.46.0 // indirect
@@ -120,7 +119,10 @@ require (
 	k8s.io/kube-openapi v0.0.0-20260821135717-be32def86098 // indirect
 )
 
-require github.com/programming-kubernetes/cnat v0.0.0
+require (
+	github.com/programming-kubernetes/cnat v0.0.0
+	golang.org/x/sync v0.23.0
+)
 
 replace github.com/programming-kubernetes/cnat => ../
 

@@ -7,10 +7,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,34 +95,19 @@ func CreateNamespace(ctx context.Context, c client.Client, name string, labels m
 }
 
 // ForEach calls do for 0..n-1 from concurrency goroutines, as the harness
-// creates its bursts of objects, and returns the first error; the others
-// stop taking work after it, and the context do is given ends.
+// creates its bursts of objects, and returns the first error; no more work
+// is started after it, and the context do is given ends (errgroup's).
 func ForEach(parent context.Context, n, concurrency int, do func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	var (
-		next    atomic.Int64
-		errOnce sync.Once
-		first   error
-		wg      sync.WaitGroup
-	)
-	for range max(1, concurrency) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := do(ctx, i); err != nil {
-					errOnce.Do(func() { first = err; cancel() })
-					return
-				}
-			}
-		})
+	g, ctx := errgroup.WithContext(parent)
+	g.SetLimit(max(1, concurrency))
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		g.Go(func() error { return do(ctx, i) })
 	}
-	wg.Wait()
-	if first == nil {
-		return parent.Err()
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	return first
+	return parent.Err()
 }
