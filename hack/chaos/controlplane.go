@@ -162,7 +162,7 @@ func (h *harness) restartStorageAndAPI(ctx context.Context) error {
 		return err
 	}
 	// Give the others the time to notice, then restart those that gave up.
-	if err := sleep(ctx, 12*time.Second); err != nil {
+	if err := poll.Sleep(ctx, 12*time.Second); err != nil {
 		return err
 	}
 	for _, c := range comps {

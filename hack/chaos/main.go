@@ -292,13 +292,10 @@ func (h *harness) stopReplicas() {
 // pause sleeps for a random duration in [min, max).
 func (h *harness) pause(ctx context.Context, minimum, maximum time.Duration) error {
 	d := minimum + time.Duration(h.rand.Int64N(int64(maximum-minimum)))
-	return sleep(ctx, d)
+	return poll.Sleep(ctx, d)
 }
-
-// sleep is poll.Sleep: it waits d, or until ctx is done.
-var sleep = poll.Sleep
 
 // sleepUntil sleeps until t.
 func sleepUntil(ctx context.Context, t time.Time) error {
-	return sleep(ctx, time.Until(t))
+	return poll.Sleep(ctx, time.Until(t))
 }

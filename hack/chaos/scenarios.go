@@ -167,7 +167,7 @@ func (h *harness) leader(ctx context.Context, r *run) error {
 		if err := lead.Signal(syscall.SIGSTOP); err != nil {
 			return err
 		}
-		if err := sleep(ctx, 20*time.Second); err != nil {
+		if err := poll.Sleep(ctx, 20*time.Second); err != nil {
 			return err
 		}
 		other := h.replicas[1-lead.index]
@@ -225,7 +225,7 @@ func (h *harness) webhook(ctx context.Context, r *run) error {
 			name := fmt.Sprintf("during-%d", attempts)
 			attempts++
 			wg.Go(func() { _ = r.create(ctx, name, soon(0)) })
-			if err := sleep(ctx, 250*time.Millisecond); err != nil {
+			if err := poll.Sleep(ctx, 250*time.Millisecond); err != nil {
 				return err
 			}
 		}
