@@ -73,7 +73,7 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 	}
 	placed := func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList
-		if err := h.c.List(ctx, &pods, client.InNamespace(r.Namespace)); err != nil {
+		if err := h.cl.Client.List(ctx, &pods, client.InNamespace(r.Namespace)); err != nil {
 			return false, err
 		}
 		placed := 0
@@ -113,7 +113,7 @@ func (h *harness) drain(ctx context.Context, r *run) error {
 // cordon marks the node unschedulable, or schedulable again.
 func (h *harness) cordon(ctx context.Context, node string, unschedulable bool) error {
 	patch := fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, unschedulable)
-	return h.c.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, client.RawPatch(types.MergePatchType, patch))
+	return h.cl.Client.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, client.RawPatch(types.MergePatchType, patch))
 }
 
 // drainNode cordons the node, evicts every Pod of cnat's in the scenario's
@@ -171,7 +171,7 @@ func (r *run) drainNode(ctx context.Context, node string) (int, error) {
 // nodePods lists the Pods of cnat's in the run's namespace on node.
 func (r *run) nodePods(ctx context.Context, node string) ([]corev1.Pod, error) {
 	var pods corev1.PodList
-	err := r.h.c.List(ctx, &pods, client.InNamespace(r.Namespace), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node})
+	err := r.h.cl.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.HasLabels{cnatv1beta1.LabelAt}, client.MatchingFields{"spec.nodeName": node})
 	if err != nil {
 		return nil, fmt.Errorf("listing the Pods on %s: %w", node, err)
 	}
@@ -194,7 +194,7 @@ const preemptorPriority = "chaos-preemptor"
 // on the node has stopped, and returns how many of them the scheduler
 // marked preempted, and a func that deletes the preemptor and its class.
 func (r *run) preemptNode(ctx context.Context, node string) (int, func(), error) {
-	c := r.h.c
+	c := r.h.cl.Client
 	class := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: preemptorPriority}, Value: 1_000_000}
 	if err := c.Create(ctx, class); err != nil && !apierrors.IsAlreadyExists(err) {
 		return 0, func() {}, fmt.Errorf("creating PriorityClass %s: %w", preemptorPriority, err)

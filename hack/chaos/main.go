@@ -163,9 +163,8 @@ type harness struct {
 	cfg  config
 	size size
 	rand *rand.Rand
-	c    client.Client
-	// cl are the administrator's clients (c is cl.Client), from which the
-	// spoof scenario makes an impersonating client.
+	// cl are the administrator's clients, from which the spoof scenario
+	// makes an impersonating client.
 	cl       *cluster.Clients
 	replicas []*replica
 	proxy    *webhookProxy
@@ -213,7 +212,6 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 	if h.cl, err = cluster.Connect(cfg.kubeconfig, "cnat-chaos", cluster.Limits{QPS: 200, Burst: 400}); err != nil {
 		return false, fmt.Errorf("-kubeconfig: %w", err)
 	}
-	h.c = h.cl.Client
 	if err := h.labelSimulatedNodes(ctx); err != nil {
 		return false, err
 	}
@@ -246,7 +244,7 @@ func chaos(ctx context.Context, cfg config) (failed bool, err error) {
 // keeps their names, sorted, in h.nodes.
 func (h *harness) labelSimulatedNodes(ctx context.Context) error {
 	var nodes corev1.NodeList
-	if err := h.c.List(ctx, &nodes); err != nil {
+	if err := h.cl.Client.List(ctx, &nodes); err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
 	for i := range nodes.Items {
@@ -259,7 +257,7 @@ func (h *harness) labelSimulatedNodes(ctx context.Context) error {
 			continue
 		}
 		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:"true"}}}`, cluster.SimulatedLabel)
-		if err := h.c.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if err := h.cl.Client.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)); err != nil {
 			return fmt.Errorf("labelling node %s: %w", node.Name, err)
 		}
 	}

@@ -114,7 +114,7 @@ func (r *run) cleanup(objs ...client.Object) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, obj := range objs {
-		if err := r.h.c.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.h.cl.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 			fmt.Printf("chaos %s: deleting %T %s: %v\n", r.name, obj, obj.GetName(), err)
 		}
 	}
@@ -205,17 +205,17 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 	}
 	defer r.cleanup(webhook, binding, vap)
 	for _, obj := range []client.Object{vap, binding, webhook} {
-		if err := h.c.Create(ctx, obj); err != nil {
+		if err := h.cl.Client.Create(ctx, obj); err != nil {
 			return fmt.Errorf("creating %T %s: %w", obj, name, err)
 		}
 	}
 	byPolicy := refusedBy(422, "ValidatingAdmissionPolicy '"+name+"'")
 	byWebhook := refusedBy(500, "failed calling webhook")
-	took, err := r.awaitAdmission(ctx, h.c, viaPolicy, "the policy refusing Pods", byPolicy)
+	took, err := r.awaitAdmission(ctx, h.cl.Client, viaPolicy, "the policy refusing Pods", byPolicy)
 	if err != nil {
 		return err
 	}
-	tookWebhook, err := r.awaitAdmission(ctx, h.c, viaWebhook, "the webhook refusing Pods", byWebhook)
+	tookWebhook, err := r.awaitAdmission(ctx, h.cl.Client, viaWebhook, "the webhook refusing Pods", byWebhook)
 	if err != nil {
 		return err
 	}
@@ -229,17 +229,17 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 	if err := sleepUntil(ctx, at.Add(h.size.refusal/2)); err != nil {
 		return err
 	}
-	if err := h.c.Get(ctx, client.ObjectKeyFromObject(binding), binding); err != nil {
+	if err := h.cl.Client.Get(ctx, client.ObjectKeyFromObject(binding), binding); err != nil {
 		return err
 	}
 	binding.Spec.MatchResources = nil
-	if err := h.c.Update(ctx, binding); err != nil {
+	if err := h.cl.Client.Update(ctx, binding); err != nil {
 		return fmt.Errorf("widening the policy's binding: %w", err)
 	}
-	if _, err := r.awaitAdmission(ctx, h.c, viaWebhook, "the policy refusing the webhook's Pods", byPolicy); err != nil {
+	if _, err := r.awaitAdmission(ctx, h.cl.Client, viaWebhook, "the policy refusing the webhook's Pods", byPolicy); err != nil {
 		return err
 	}
-	if err := h.c.Delete(ctx, webhook); err != nil {
+	if err := h.cl.Client.Delete(ctx, webhook); err != nil {
 		return fmt.Errorf("deleting the webhook: %w", err)
 	}
 	fmt.Printf("chaos policy: %s after the Ats' time the policy refuses every Pod; the webhook is gone\n", time.Since(at).Round(100*time.Millisecond))
@@ -247,14 +247,14 @@ func (h *harness) policy(ctx context.Context, r *run) error {
 	if err := sleepUntil(ctx, at.Add(h.size.refusal)); err != nil {
 		return err
 	}
-	if err := h.c.Delete(ctx, binding); err != nil {
+	if err := h.cl.Client.Delete(ctx, binding); err != nil {
 		return fmt.Errorf("deleting the policy's binding: %w", err)
 	}
-	if err := h.c.Delete(ctx, vap); err != nil {
+	if err := h.cl.Client.Delete(ctx, vap); err != nil {
 		return fmt.Errorf("deleting the policy: %w", err)
 	}
 	for _, labels := range []map[string]string{viaPolicy, viaWebhook} {
-		if _, err := r.awaitAdmission(ctx, h.c, labels, "Pods admitted again", admitted); err != nil {
+		if _, err := r.awaitAdmission(ctx, h.cl.Client, labels, "Pods admitted again", admitted); err != nil {
 			return err
 		}
 	}
@@ -278,12 +278,12 @@ func (h *harness) quota(ctx context.Context, r *run) error {
 		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: "chaos-pods"},
 		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}},
 	}
-	if err := h.c.Create(ctx, quota); err != nil {
+	if err := h.cl.Client.Create(ctx, quota); err != nil {
 		return fmt.Errorf("creating the ResourceQuota: %w", err)
 	}
 	// The quota controller (kube-controller-manager) fills in its status;
 	// until then the API server refuses for another reason.
-	took, err := r.awaitAdmission(ctx, h.c, nil, "the quota refusing Pods", refusedBy(403, "exceeded quota: chaos-pods"))
+	took, err := r.awaitAdmission(ctx, h.cl.Client, nil, "the quota refusing Pods", refusedBy(403, "exceeded quota: chaos-pods"))
 	if err != nil {
 		return err
 	}
@@ -295,14 +295,14 @@ func (h *harness) quota(ctx context.Context, r *run) error {
 	if err := sleepUntil(ctx, at.Add(h.size.refusal)); err != nil {
 		return err
 	}
-	if err := h.c.Get(ctx, client.ObjectKeyFromObject(quota), quota); err != nil {
+	if err := h.cl.Client.Get(ctx, client.ObjectKeyFromObject(quota), quota); err != nil {
 		return err
 	}
 	quota.Spec.Hard[corev1.ResourcePods] = resource.MustParse("10000")
-	if err := h.c.Update(ctx, quota); err != nil {
+	if err := h.cl.Client.Update(ctx, quota); err != nil {
 		return fmt.Errorf("raising the ResourceQuota: %w", err)
 	}
-	if _, err := r.awaitAdmission(ctx, h.c, nil, "Pods admitted again", admitted); err != nil {
+	if _, err := r.awaitAdmission(ctx, h.cl.Client, nil, "Pods admitted again", admitted); err != nil {
 		return err
 	}
 	fmt.Printf("chaos quota: raised; Pods admitted again %s after the Ats' time\n", time.Since(at).Round(100*time.Millisecond))

@@ -41,7 +41,7 @@ func (h *harness) runScenario(ctx context.Context, s scenario) (v judge.Verdict,
 	h.scenario = name
 	began := time.Now()
 	ns := fmt.Sprintf("chaos-%s-%s", name, began.UTC().Format("150405"))
-	t, err := trial.Start(ctx, h.c, ns)
+	t, err := trial.Start(ctx, h.cl.Client, ns)
 	if err != nil {
 		return v, false, err
 	}

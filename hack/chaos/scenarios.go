@@ -48,7 +48,7 @@ func (h *harness) selfcheck(ctx context.Context, r *run) error {
 	}
 	h.replicas[0].Stop()
 	var at cnatv1beta1.At
-	if err := h.c.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: "selfcheck"}, &at); err != nil {
+	if err := h.cl.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: "selfcheck"}, &at); err != nil {
 		return err
 	}
 	pod := &corev1.Pod{
@@ -61,7 +61,7 @@ func (h *harness) selfcheck(ctx context.Context, r *run) error {
 		},
 		Spec: cluster.SimulatedPodSpec("command", "/bin/sh", "-c", "echo once"),
 	}
-	if err := h.c.Create(ctx, pod); err != nil {
+	if err := h.cl.Client.Create(ctx, pod); err != nil {
 		return fmt.Errorf("creating the hand-made duplicate Pod: %w", err)
 	}
 	return nil
@@ -289,11 +289,11 @@ func (r *run) recreateOne(ctx context.Context, i int) error {
 		command = "echo second"
 	}
 	at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: name}}
-	if err := r.h.c.Delete(ctx, at, client.PropagationPolicy(propagation)); err != nil {
+	if err := r.h.cl.Client.Delete(ctx, at, client.PropagationPolicy(propagation)); err != nil {
 		return fmt.Errorf("deleting At %s: %w", name, err)
 	}
 	gone := func(ctx context.Context) (bool, error) {
-		return apierrors.IsNotFound(r.h.c.Get(ctx, client.ObjectKeyFromObject(at), &cnatv1beta1.At{})), nil
+		return apierrors.IsNotFound(r.h.cl.Client.Get(ctx, client.ObjectKeyFromObject(at), &cnatv1beta1.At{})), nil
 	}
 	if err := poll.Until(ctx, 100*time.Millisecond, time.Minute, gone, func() error {
 		return fmt.Errorf("at %s still exists a minute after its deletion", name)
@@ -363,7 +363,7 @@ func (r *run) deletePod(ctx context.Context, pod *corev1.Pod, seen *sync.Map) {
 		return
 	}
 	go func() {
-		_ = r.h.c.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+		_ = r.h.cl.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
 	}()
 }
 
@@ -427,7 +427,7 @@ func (r *run) deleteRunning(ctx context.Context, want int) error {
 	var pods, running []corev1.Pod
 	list := func(context.Context) (bool, error) {
 		var l corev1.PodList
-		err := r.h.c.List(ctx, &l, client.InNamespace(r.Namespace), client.MatchingLabels{deleteLabel: "running"})
+		err := r.h.cl.Client.List(ctx, &l, client.InNamespace(r.Namespace), client.MatchingLabels{deleteLabel: "running"})
 		pods = l.Items
 		running = slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning })
 		return len(running) >= want, err
@@ -442,7 +442,7 @@ func (r *run) deleteRunning(ctx context.Context, want int) error {
 	defer func() { _ = controller.Signal(syscall.SIGCONT) }()
 	deleted := map[types.UID]bool{}
 	for _, p := range running {
-		if err := r.h.c.Delete(ctx, &p, client.Preconditions{UID: &p.UID}); err != nil {
+		if err := r.h.cl.Client.Delete(ctx, &p, client.Preconditions{UID: &p.UID}); err != nil {
 			return fmt.Errorf("deleting Pod %s: %w", p.Name, err)
 		}
 		deleted[p.UID] = true

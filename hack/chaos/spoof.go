@@ -81,7 +81,7 @@ func (h *harness) spoof(ctx context.Context, r *run) error {
 	}
 	// The Ats not yet due: their first attempt forged.
 	var ats cnatv1beta1.AtList
-	if err := h.c.List(ctx, &ats, client.InNamespace(r.Namespace)); err != nil {
+	if err := h.cl.Client.List(ctx, &ats, client.InNamespace(r.Namespace)); err != nil {
 		return err
 	}
 	var forging sync.WaitGroup
@@ -127,7 +127,7 @@ func (r *run) impersonate(ctx context.Context) (client.Client, error) {
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: spoofUser}},
 	}
 	for _, obj := range []client.Object{role, binding} {
-		if err := r.h.c.Create(ctx, obj); err != nil {
+		if err := r.h.cl.Client.Create(ctx, obj); err != nil {
 			return nil, fmt.Errorf("creating %T %s: %w", obj, spoofUser, err)
 		}
 	}

@@ -40,7 +40,7 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 	running := 0
 	if err := poll.Until(ctx, 200*time.Millisecond, time.Until(at.Add(10*time.Second)), func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList
-		if err := h.c.List(ctx, &pods, client.InNamespace(r.Namespace)); err != nil {
+		if err := h.cl.Client.List(ctx, &pods, client.InNamespace(r.Namespace)); err != nil {
 			return false, err
 		}
 		running = len(slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning }))
@@ -81,11 +81,11 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 
 	// Nothing may be left Terminating: no Pod, and the scenario's namespace
 	// goes away.
-	if err := h.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.Namespace}}); err != nil {
+	if err := h.cl.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.Namespace}}); err != nil {
 		return err
 	}
 	gone := func(ctx context.Context) (bool, error) {
-		return apierrors.IsNotFound(h.c.Get(ctx, client.ObjectKey{Name: r.Namespace}, &corev1.Namespace{})), nil
+		return apierrors.IsNotFound(h.cl.Client.Get(ctx, client.ObjectKey{Name: r.Namespace}, &corev1.Namespace{})), nil
 	}
 	if err := poll.Until(ctx, 500*time.Millisecond, 2*time.Minute, gone, func() error {
 		r.breach("namespace %s still Terminating two minutes after its deletion", r.Namespace)
@@ -101,7 +101,7 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 		r.breach("Pod %s left after the uninstall with the tracking finalizer", p)
 	}
 	var namespaces corev1.NamespaceList
-	if err := h.c.List(ctx, &namespaces); err != nil {
+	if err := h.cl.Client.List(ctx, &namespaces); err != nil {
 		return err
 	}
 	for _, ns := range namespaces.Items {
@@ -120,7 +120,7 @@ func (h *harness) uninstall(ctx context.Context, r *run) error {
 // it as their owner are the garbage collector's, and soon gone.
 func (h *harness) cnatPods(ctx context.Context) (tracked, released []string, err error) {
 	var pods corev1.PodList
-	if err := h.c.List(ctx, &pods, client.HasLabels{cnatv1beta1.LabelAt}); err != nil {
+	if err := h.cl.Client.List(ctx, &pods, client.HasLabels{cnatv1beta1.LabelAt}); err != nil {
 		return nil, nil, fmt.Errorf("listing cnat's Pods: %w", err)
 	}
 	for _, p := range pods.Items {

@@ -179,5 +179,8 @@ func (p *Process) WaitLogged(ctx context.Context, timeout time.Duration, parts .
 		func() error {
 			return fmt.Errorf("no line with %q in the controller's log within %s (%s)", parts, timeout, p.Log)
 		})
-	return time.Now(), err
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Now(), nil
 }

@@ -111,12 +111,16 @@ func (t *Trial) CreateAt(ctx context.Context, name, version string, s AtSpec) er
 			},
 		},
 	}
-	if version == "v1alpha1" {
+	switch version {
+	case cnatv1beta1.GroupVersion.Version:
+	case cnatv1alpha1.GroupVersion.Version:
 		alpha := &cnatv1alpha1.At{}
 		if err := alpha.ConvertFrom(at.(*cnatv1beta1.At)); err != nil {
 			return err
 		}
 		at = alpha
+	default:
+		return fmt.Errorf("creating At %s: API version %q is neither %s nor %s", name, version, cnatv1beta1.GroupVersion.Version, cnatv1alpha1.GroupVersion.Version)
 	}
 	return t.Create(ctx, at, judge.Incarnation{
 		BackoffLimit: s.BackoffLimit, Due: s.At.Truncate(time.Second), Deadline: s.Deadline > 0, Expect: s.Expect,
