@@ -25,27 +25,29 @@ import (
 
 // options are the bench's flags.
 type options struct {
-	kubeconfig      string
-	n               int
-	concurrency     int
-	stages          []string
-	lead            time.Duration
-	timeout         time.Duration
-	cronTimeout     time.Duration
-	podsPerNode     int
-	namespacePrefix string
-	controllerLog   string
-	controllerArgs  stringList
-	jsonPath        string
-	docPath         string
-	plotPath        string
-	memorySettled   bool
-	memoryPending   int
-	memoryUnrelated int
-	memoryBatch     int
-	memoryBefore    string
-	memoryPlotPath  string
-	repeat          int
+	kubeconfig        string
+	n                 int
+	concurrency       int
+	stages            []string
+	lead              time.Duration
+	timeout           time.Duration
+	cronTimeout       time.Duration
+	podsPerNode       int
+	namespacePrefix   string
+	controllerLog     string
+	controllerArgs    stringList
+	jsonPath          string
+	docPath           string
+	plotPath          string
+	memorySettled     bool
+	memoryPending     int
+	memoryUnrelated   int
+	memoryBatch       int
+	memoryBefore      string
+	memoryPlotPath    string
+	repeat            int
+	apiserverCost     bool
+	apiserverProfiles string
 }
 
 // stringList is a repeatable string flag.
@@ -58,7 +60,7 @@ var knownStages = []string{"raw", "shaped", "cnat", "cronjob", "admission"}
 
 // outputFlags are left out of the command line the report shows: they say
 // where results go, not what was measured.
-var outputFlags = []string{"kubeconfig", "controller-log", "json", "doc", "plot", "memory-plot"}
+var outputFlags = []string{"kubeconfig", "controller-log", "json", "doc", "plot", "memory-plot", "apiserver-profiles"}
 
 func parseFlags(args []string) (options, error) {
 	var o options
@@ -84,6 +86,8 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.memoryUnrelated, "memory-unrelated-pods", 0, "Read the controller's memory before and after this many Pods that are not cnat's (0: skip).")
 	fs.IntVar(&o.memoryBatch, "memory-batch", 1000, "Batch size for -memory-pending.")
 	fs.IntVar(&o.repeat, "repeat", 1, "Run the stages this many times, alternating (raw, cnat, raw, cnat, ...), and report each ratio's median and spread over the runs.")
+	fs.BoolVar(&o.apiserverCost, "apiserver-cost", false, "Instead of the stages, on envtest's API server and etcd alone (bin/; no cluster needed): the API server's CPU per plain Pod create, per cnat's Pod create, per At create and per first status write of an At (server-side apply as the controller's, and a JSON merge patch), N of each, -repeat times.")
+	fs.StringVar(&o.apiserverProfiles, "apiserver-profiles", "", "With -apiserver-cost: a directory for a CPU profile of the API server over the first 5 s of each step (empty: none).")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -177,6 +181,11 @@ func main() {
 func run(ctx context.Context, opts options, cmdline string) (err error) {
 	root, err := os.Getwd()
 	if err != nil {
+		return err
+	}
+	if opts.apiserverCost {
+		steps, err := apiserverCost(ctx, opts, root)
+		fmt.Printf("\n%s, N = %d, concurrency %d, %s:\n\n%s", cmdline, opts.n, opts.concurrency, time.Now().UTC().Format("2006-01-02 15:04 UTC"), renderCost(steps))
 		return err
 	}
 	// No client-side rate limiter: the bench measures the API server, not a

@@ -56,6 +56,12 @@ func Connect(kubeconfig, userAgent string, limits Limits) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
 	}
+	return ConnectConfig(config, userAgent, limits)
+}
+
+// ConnectConfig makes the clients for config (which it changes), as Connect
+// does: for an API server the harness started itself, such as envtest's.
+func ConnectConfig(config *rest.Config, userAgent string, limits Limits) (*Clients, error) {
 	config.QPS, config.Burst = limits.QPS, limits.Burst
 	config.UserAgent = userAgent
 	config.WarningHandler = rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true})
@@ -66,6 +72,7 @@ func Connect(kubeconfig, userAgent string, limits Limits) (*Clients, error) {
 		}
 	}
 	c := &Clients{Config: config, Scheme: scheme}
+	var err error
 	if c.Client, err = client.New(config, client.Options{Scheme: scheme}); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
+	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/lifecycle"
+)
+
+// CostStep is what the API server spent on one step of -apiserver-cost.
+type CostStep struct {
+	Round      int     `json:"round"`
+	Step       string  `json:"step"`
+	N          int     `json:"n"`
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpuSeconds"`
+}
+
+// apiserverCost (-apiserver-cost) measures what the API server alone spends
+// on the writes an At costs, on envtest's API server and etcd (bin/: no
+// scheduler, kubelets, webhooks or controllers, so nothing else shares its
+// CPU or writes beside the bench): N plain Pods created (the raw stage's) and
+// N Pods rendered by apply.NewPod (the shaped stage's), then 2N Ats created,
+// and the first status the controller writes on a new At (lifecycle.Decide
+// on it, no Pods) written on N of them as the controller writes it
+// (apply.Status: server-side apply under its status field manager) and on
+// the other N as a JSON merge patch of the same status. Each step runs at
+// -concurrency; its cost is the growth of the API server's own
+// process_cpu_seconds_total over it. It answers two questions the cluster's
+// stages cannot isolate: what cnat's heavier Pod costs, and what the At's
+// first status write costs beside its create. With -apiserver-profiles, a
+// CPU profile of each step says where it goes.
+func apiserverCost(ctx context.Context, opts options, root string) ([]CostStep, error) {
+	env := &envtest.Environment{
+		CRDInstallOptions: envtest.CRDInstallOptions{
+			Paths:              []string{filepath.Join(root, "kustomize", "base", "crd", "bases")},
+			ErrorIfPathMissing: true,
+		},
+		BinaryAssetsDirectory: filepath.Join(root, "bin"),
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting envtest (binaries from bin/; run make tools): %w", err)
+	}
+	defer func() { _ = env.Stop() }()
+	c, err := cluster.ConnectConfig(cfg, "cnat-bench", cluster.Limits{QPS: -1})
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{c: c, opts: opts}
+	n := opts.n
+	var steps []CostStep
+	for round := 1; round <= opts.repeat; round++ {
+		ns := fmt.Sprintf("%s-cost-%d", opts.namespacePrefix, round)
+		if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return steps, err
+		}
+		measure := func(step string, count int, do func(ctx context.Context, i int) error) error {
+			fmt.Printf("bench: -apiserver-cost, run %d of %d: %s\n", round, opts.repeat, step)
+			before, err := apiserverCPU(ctx, c)
+			if err != nil {
+				return err
+			}
+			profiled := make(chan error, 1)
+			go func() { profiled <- profileAPIServer(ctx, c, opts.apiserverProfiles, round, step) }()
+			start := time.Now()
+			if err := cluster.ForEach(ctx, count, opts.concurrency, do); err != nil {
+				return fmt.Errorf("%s: %w", step, err)
+			}
+			took := time.Since(start)
+			after, err := apiserverCPU(ctx, c)
+			steps = append(steps, CostStep{Round: round, Step: step, N: count, Seconds: took.Seconds(), CPUSeconds: after - before})
+			return errors.Join(err, <-profiled)
+		}
+		createPod := func(ctx context.Context, pod *corev1.Pod) error {
+			_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+			return err
+		}
+		if err := measure("plain Pod create", n, func(ctx context.Context, i int) error {
+			return createPod(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("plain-%06d", i)}, Spec: simulatedPodSpec()})
+		}); err != nil {
+			return steps, err
+		}
+		uids, err := b.createAts(ctx, ns, "owner", 1, time.Now().Add(365*24*time.Hour))
+		if err != nil {
+			return steps, err
+		}
+		owner := benchAt("owner-000000", time.Now())
+		owner.Namespace, owner.UID, owner.Generation = ns, uids["owner-000000"], 1
+		if err := measure("cnat's Pod create (apply.NewPod)", n, func(ctx context.Context, i int) error {
+			pod := apply.NewPod(owner, 1, time.Now(), apply.PodOptions{})
+			pod.Name = fmt.Sprintf("shaped-%06d", i)
+			return createPod(ctx, pod)
+		}); err != nil {
+			return steps, err
+		}
+		due := time.Now().Add(24 * time.Hour)
+		if err := measure("At create", 2*n, func(ctx context.Context, i int) error {
+			at := benchAt(fmt.Sprintf("at-%06d", i), due)
+			at.Namespace = ns
+			return c.Client.Create(ctx, at)
+		}); err != nil {
+			return steps, err
+		}
+		ats := make([]cnatv1beta1.At, 2*n)
+		for i := range ats {
+			if err := c.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("at-%06d", i)}, &ats[i]); err != nil {
+				return steps, err
+			}
+		}
+		firstStatus := func(at *cnatv1beta1.At) *cnatv1beta1.AtStatus {
+			return lifecycle.Decide(at, nil, time.Now()).Status
+		}
+		if err := measure("first status, server-side apply (apply.Status)", n, func(ctx context.Context, i int) error {
+			at := &ats[i]
+			written, err := apply.Status(ctx, c.Client, at, firstStatus(at))
+			if err == nil && !written {
+				err = fmt.Errorf("the first status of At %s was not written", at.Name)
+			}
+			return err
+		}); err != nil {
+			return steps, err
+		}
+		if err := measure("first status, JSON merge patch", n, func(ctx context.Context, i int) error {
+			at := &ats[n+i]
+			patch := client.MergeFrom(at.DeepCopy())
+			at.Status = *firstStatus(at)
+			return c.Client.Status().Patch(ctx, at, patch, client.FieldOwner(apply.StatusFieldManager))
+		}); err != nil {
+			return steps, err
+		}
+	}
+	return steps, nil
+}
+
+// profileAPIServer saves, if dir is set, a CPU profile of the API server
+// (its /debug/pprof/profile) over the first 5 s of a step as
+// dir/run<round>-<step>.pprof; a step that ends sooner has idle time in it.
+// The API server's CPU over the step (apiserverCPU) includes the profiler's.
+func profileAPIServer(ctx context.Context, c *cluster.Clients, dir string, round int, step string) error {
+	if dir == "" {
+		return nil
+	}
+	raw, err := c.Kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", "5").DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("profiling the API server during %s: %w", step, err)
+	}
+	name := strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return '-'
+	}, step)
+	return os.WriteFile(filepath.Join(dir, fmt.Sprintf("run%d-%s.pprof", round, name)), raw, 0o644)
+}
+
+// apiserverCPU reads the API server's process_cpu_seconds_total: the CPU
+// time (user and system) its process has used.
+func apiserverCPU(ctx context.Context, c *cluster.Clients) (float64, error) {
+	raw, err := c.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading the API server's /metrics: %w", err)
+	}
+	return parseCPU(raw)
+}
+
+// parseCPU finds process_cpu_seconds_total in a Prometheus text exposition.
+func parseCPU(exposition []byte) (float64, error) {
+	for line := range strings.Lines(string(exposition)) {
+		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
+			cpu, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return 0, fmt.Errorf("reading process_cpu_seconds_total %q: %w", strings.TrimSpace(v), err)
+			}
+			return cpu, nil
+		}
+	}
+	return 0, fmt.Errorf("the API server's /metrics has no process_cpu_seconds_total")
+}
+
+// renderCost is the table of -apiserver-cost: per step and run, the API
+// server's CPU per object and the objects created or written per second,
+// and each step's CPU per object as a ratio to the At create's of the run.
+func renderCost(steps []CostStep) string {
+	var out strings.Builder
+	out.WriteString("| run | step | objects | API server CPU per object | ÷ At create | objects per second |\n| --- | --- | --- | --- | --- | --- |\n")
+	perObject := func(s CostStep) float64 { return s.CPUSeconds / float64(s.N) }
+	for _, s := range steps {
+		ratio := "–"
+		for _, o := range steps {
+			if o.Round == s.Round && o.Step == "At create" {
+				ratio = fmt.Sprintf("%.2f×", perObject(s)/perObject(o))
+			}
+		}
+		fmt.Fprintf(&out, "| %d | %s | %d | %.2f ms | %s | %.0f |\n", s.Round, s.Step, s.N, 1000*perObject(s), ratio, float64(s.N)/s.Seconds)
+	}
+	return out.String()
+}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestParseCPU(t *testing.T) {
+	g := NewWithT(t)
+	cpu, err := parseCPU([]byte("# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1.2345e+02\nprocess_cpu_seconds_total_other 1\n"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cpu).To(BeNumerically("~", 123.45, 1e-9))
+	_, err = parseCPU([]byte("go_goroutines 12\n"))
+	g.Expect(err).To(MatchError(ContainSubstring("no process_cpu_seconds_total")))
+	_, err = parseCPU([]byte("process_cpu_seconds_total NaNx\n"))
+	g.Expect(err).To(HaveOccurred())
+}
+
+func TestRenderCostRatiosAreToTheSameRunsAtCreate(t *testing.T) {
+	g := NewWithT(t)
+	got := renderCost([]CostStep{
+		{Round: 1, Step: "plain Pod create", N: 100, Seconds: 0.5, CPUSeconds: 0.2},
+		{Round: 1, Step: "At create", N: 200, Seconds: 2, CPUSeconds: 0.8},
+		{Round: 1, Step: "first status, server-side apply (apply.Status)", N: 100, Seconds: 1, CPUSeconds: 0.6},
+		{Round: 2, Step: "At create", N: 200, Seconds: 1, CPUSeconds: 0.4},
+		{Round: 2, Step: "first status, server-side apply (apply.Status)", N: 100, Seconds: 1, CPUSeconds: 0.6},
+	})
+	g.Expect(got).To(ContainSubstring("| 1 | plain Pod create | 100 | 2.00 ms | 0.50× | 200 |\n"))
+	g.Expect(got).To(ContainSubstring("| 1 | At create | 200 | 4.00 ms | 1.00× | 100 |\n"))
+	g.Expect(got).To(ContainSubstring("| 1 | first status, server-side apply (apply.Status) | 100 | 6.00 ms | 1.50× | 100 |\n"))
+	g.Expect(got).To(ContainSubstring("| 2 | first status, server-side apply (apply.Status) | 100 | 6.00 ms | 3.00× | 100 |\n"))
+}
