@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -172,25 +171,23 @@ func profileAPIServer(ctx context.Context, c *cluster.Clients, dir string, round
 // apiserverCPU reads the API server's process_cpu_seconds_total: the CPU
 // time (user and system) its process has used.
 func apiserverCPU(ctx context.Context, c *cluster.Clients) (float64, error) {
-	raw, err := c.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	raw, err := readMetrics(ctx, c.Kube)
 	if err != nil {
-		return 0, fmt.Errorf("reading the API server's /metrics: %w", err)
+		return 0, err
 	}
 	return parseCPU(raw)
 }
 
 // parseCPU finds process_cpu_seconds_total in a Prometheus text exposition.
 func parseCPU(exposition []byte) (float64, error) {
-	for line := range strings.Lines(string(exposition)) {
-		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
-			cpu, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				return 0, fmt.Errorf("reading process_cpu_seconds_total %q: %w", strings.TrimSpace(v), err)
-			}
-			return cpu, nil
-		}
+	f, err := metricFamily(exposition, "process_cpu_seconds_total")
+	if err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("the API server's /metrics has no process_cpu_seconds_total")
+	if len(f.GetMetric()) == 0 {
+		return 0, fmt.Errorf("the API server's /metrics has no process_cpu_seconds_total")
+	}
+	return f.GetMetric()[0].GetCounter().GetValue(), nil
 }
 
 // renderCost is the table of -apiserver-cost: per step and run, the API

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
@@ -66,37 +67,50 @@ type RequestCount struct {
 // scrapeRequests reads apiserver_request_total from the API server's
 // /metrics and sums it over response codes and scopes.
 func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (RequestCounts, error) {
-	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	raw, err := readMetrics(ctx, cs)
 	if err != nil {
-		return nil, fmt.Errorf("reading the API server's /metrics: %w", err)
+		return nil, err
 	}
 	return parseRequests(raw)
 }
 
-// parseRequests extracts apiserver_request_total from a Prometheus text
-// exposition. Long-running requests (WATCH, CONNECT) are counted too; the
-// tables show what they are.
-func parseRequests(exposition []byte) (RequestCounts, error) {
-	// Only the one family is parsed: the full exposition of an API server
-	// holds thousands of series the bench does not need.
+// readMetrics reads the API server's /metrics, a Prometheus text exposition.
+func readMetrics(ctx context.Context, cs kubernetes.Interface) ([]byte, error) {
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's /metrics: %w", err)
+	}
+	return raw, nil
+}
+
+// metricFamily parses the one family name of a Prometheus text exposition
+// (nil if it has none): the full exposition of an API server holds
+// thousands of series the bench does not need.
+func metricFamily(exposition []byte, name string) (*dto.MetricFamily, error) {
 	var family bytes.Buffer
 	for line := range bytes.Lines(exposition) {
-		if bytes.HasPrefix(line, []byte("apiserver_request_total{")) ||
-			bytes.HasPrefix(line, []byte("# HELP apiserver_request_total ")) ||
-			bytes.HasPrefix(line, []byte("# TYPE apiserver_request_total ")) {
+		if bytes.HasPrefix(line, []byte(name+"{")) || bytes.HasPrefix(line, []byte(name+" ")) ||
+			bytes.HasPrefix(line, []byte("# HELP "+name+" ")) || bytes.HasPrefix(line, []byte("# TYPE "+name+" ")) {
 			family.Write(line)
 		}
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(&family)
 	if err != nil {
-		return nil, fmt.Errorf("parsing apiserver_request_total: %w", err)
+		return nil, fmt.Errorf("parsing %s: %w", name, err)
+	}
+	return families[name], nil
+}
+
+// parseRequests extracts apiserver_request_total from a Prometheus text
+// exposition. Long-running requests (WATCH, CONNECT) are counted too; the
+// tables show what they are.
+func parseRequests(exposition []byte) (RequestCounts, error) {
+	f, err := metricFamily(exposition, "apiserver_request_total")
+	if err != nil {
+		return nil, err
 	}
 	counts := RequestCounts{}
-	f, ok := families["apiserver_request_total"]
-	if !ok {
-		return counts, nil
-	}
 	for _, m := range f.GetMetric() {
 		labels := map[string]string{}
 		for _, l := range m.GetLabel() {
