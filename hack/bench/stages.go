@@ -108,18 +108,9 @@ func (b *bench) runRaw(ctx context.Context, shaped bool) (*Stage, error) {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", name, i)}, Spec: simulatedPodSpec()}
 	}
 	if shaped {
-		uids, err := b.createAts(ctx, ns, "owner", 1, time.Now().Add(365*24*time.Hour))
-		if err != nil {
+		var err error
+		if newPod, err = b.shapedPods(ctx, ns, name); err != nil {
 			return nil, err
-		}
-		owner := benchAt("owner-000000", time.Now())
-		owner.Namespace, owner.UID, owner.Generation = ns, uids["owner-000000"], 1
-		newPod = func(i int, t time.Time) *corev1.Pod {
-			pod := apply.NewPod(owner, 1, t, apply.PodOptions{})
-			pod.Name = fmt.Sprintf("%s-%05d", name, i)
-			pod.Labels[shapedAtLabel] = pod.Labels[cnatv1beta1.LabelAt]
-			delete(pod.Labels, cnatv1beta1.LabelAt)
-			return pod
 		}
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -178,6 +169,27 @@ func (b *bench) runRaw(ctx context.Context, shaped bool) (*Stage, error) {
 	}
 	stage.finish(lateness, outcomes, watchLag(pods))
 	return stage, nil
+}
+
+// shapedPods creates, in ns, the one At that owns the Pods of the shaped
+// stage (due in a year, so that the garbage collector keeps them) and
+// returns the builder of those Pods: the Pod cnat's controller would create
+// for it (apply.NewPod), named <prefix>-<i>, with its at label renamed so
+// that the controller's Pod cache does not select it.
+func (b *bench) shapedPods(ctx context.Context, ns, prefix string) (func(i int, t time.Time) *corev1.Pod, error) {
+	uids, err := b.createAts(ctx, ns, "owner", 1, time.Now().Add(365*24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	owner := benchAt("owner-000000", time.Now())
+	owner.Namespace, owner.UID, owner.Generation = ns, uids["owner-000000"], 1
+	return func(i int, t time.Time) *corev1.Pod {
+		pod := apply.NewPod(owner, 1, t, apply.PodOptions{})
+		pod.Name = fmt.Sprintf("%s-%05d", prefix, i)
+		pod.Labels[shapedAtLabel] = pod.Labels[cnatv1beta1.LabelAt]
+		delete(pod.Labels, cnatv1beta1.LabelAt)
+		return pod
+	}, nil
 }
 
 // shapedAtLabel stands for cnat's at label on the shaped stage's Pods: as
