@@ -61,6 +61,21 @@ const (
 	// ReasonPodPending: the attempt's Pod exists but its command has not
 	// started yet; the message says why (unschedulable, image pull...).
 	ReasonPodPending = "PodPending"
+	// ReasonPodInvalid: the API server refused the Pod's fields as its
+	// environment shapes them now (a LimitRange's defaults, a mutating
+	// policy), though the same spec passed the same validation when the At
+	// was admitted. Retried with a bounded backoff until the starting
+	// deadline.
+	ReasonPodInvalid = "PodInvalid"
+	// ReasonAuthorForbidden: the user who last set the At's spec
+	// (AnnotationAuthor) may not create Pods in its namespace now. Asked
+	// again with a bounded backoff until the starting deadline, so restored
+	// rights resume the At.
+	ReasonAuthorForbidden = "AuthorForbidden"
+	// ReasonCommandRestarted: the command's container restarted within one
+	// attempt (someone changed the running Pod): its command ran more than
+	// once, which is never one clean run.
+	ReasonCommandRestarted = "CommandRestarted"
 )
 
 // Bounds of the status strings, as the CRD schema states them (the
@@ -99,6 +114,18 @@ const (
 	// CLIFieldManager owns what cnatctl applies.
 	CLIFieldManager = "cnatctl"
 )
+
+// KeyPrefix starts every label, annotation and finalizer key of cnat's. An
+// At's template may carry none: they are the claims and records cnat reads
+// on its Pods.
+const KeyPrefix = "cnat.programming-kubernetes.info/"
+
+// AnnotationAuthor, on an At, is the user who last set its spec, as JSON
+// (authenticationv1.UserInfo: username, uid, groups, extra). The admission
+// webhooks write it and refuse it from anyone else; the controller asks
+// whether that user may still create Pods in the At's namespace when it
+// creates the At's Pod.
+const AnnotationAuthor = "cnat.programming-kubernetes.info/author"
 
 // Labels and annotations cnat puts on the Pods it creates.
 const (
