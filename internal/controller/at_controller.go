@@ -8,7 +8,6 @@ import (
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/events"
@@ -171,44 +170,53 @@ func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key t
 }
 
 // createPod creates the Pod of the decision's attempt. It returns no refusal
-// when the Pod exists (the next decision, made on the Pod, reports it). A
-// Pod of that name that is not the At's is never adopted or changed: it is
-// reported. Creating rather than applying is what guarantees that: an apply
-// would patch whatever Pod has the name.
+// when the At's own Pod exists (apply.RunOf): created now, or by an earlier
+// reconcile. Anything else under its name is never adopted or changed, and
+// every refusal is said on the At (lifecycle.Refusal). Creating rather than
+// applying is what guarantees that: an apply would patch whatever Pod has
+// the name.
 func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d lifecycle.Decision) (*lifecycle.Refusal, error) {
 	pod := apply.NewPod(at, d.Attempt, d.ScheduledTime, r.Pods)
-	ctrl.LoggerFrom(ctx).Info("Creating Pod", "pod", pod.Name, "attempt", d.Attempt)
+	name := pod.Name
+	ctrl.LoggerFrom(ctx).Info("Creating Pod", "pod", name, "attempt", d.Attempt)
 	err := r.Client.Create(ctx, pod, client.FieldOwner(cnatv1beta1.FieldManager))
 	switch {
 	case err == nil:
 		if d.Attempt == 1 {
 			r.Metrics.recordLateness(r.Clock.Now().Sub(d.ScheduledTime))
 		}
-		return nil, nil
+		// What the API server stored, after every mutating admission: a Pod
+		// stripped of cnat's claims is one the cache never shows.
+		return notTheRun(pod, at, "was created, but as the API server stored it (after mutating admission) it is not this At's run"), nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &corev1.Pod{}
-		if getErr := r.APIReader.Get(ctx, client.ObjectKeyFromObject(pod), existing); getErr != nil {
-			return nil, fmt.Errorf("reading Pod %s, which exists already: %w", pod.Name, getErr)
+		getErr := r.APIReader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: name}, existing)
+		switch {
+		case apierrors.IsNotFound(getErr):
+			// An admission webhook that answers 409 for a Pod that is not
+			// there: a refusal like any other.
+			return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonPodForbidden, Err: fmt.Errorf("creating Pod %s: %w (and no Pod of that name exists)", name, err)}, nil
+		case getErr != nil:
+			return nil, fmt.Errorf("reading Pod %s, which exists already: %w", name, getErr)
 		}
-		if metav1.IsControlledBy(existing, at) {
-			// Created by an earlier reconcile the cache has not caught up with.
-			return nil, nil
-		}
-		return &lifecycle.Refusal{
-			Reason: cnatv1beta1.ReasonPodNameTaken,
-			Message: fmt.Sprintf("Pod %s exists but is not this At's (its controller is %s); cnat never adopts or changes it: delete it to let the At run",
-				pod.Name, controllerOf(existing)),
-			Err: fmt.Errorf("creating Pod %s: %w", pod.Name, err),
-		}, nil
+		return notTheRun(existing, at, "exists but is not this At's run"), nil
 	}
-	err = fmt.Errorf("creating Pod %s: %w", pod.Name, err)
-	// A policy, a quota, a webhook or the server itself change without the
-	// At changing: the refusal is returned and retried with the
-	// controller's bounded backoff (maxRetryDelay), until the At's
-	// starting deadline makes it Missed. Only the API server's own
-	// validation of the Pod's fields, which the spec determines, is final.
-	judged := judgeRefusal(err)
-	return &lifecycle.Refusal{Reason: judged.reason, Err: err, Terminal: judged.terminal}, nil
+	err = fmt.Errorf("creating Pod %s: %w", name, err)
+	return &lifecycle.Refusal{Reason: judgeRefusal(err), Err: err}, nil
+}
+
+// notTheRun is nil when pod is at's run (apply.RunOf), else the refusal
+// that reports it (PodNameTaken): cnat never adopts, changes or counts it.
+func notTheRun(pod *corev1.Pod, at *cnatv1beta1.At, how string) *lifecycle.Refusal {
+	_, why := apply.RunOf(pod, at)
+	if why == nil {
+		return nil
+	}
+	return &lifecycle.Refusal{
+		Reason:  cnatv1beta1.ReasonPodNameTaken,
+		Message: fmt.Sprintf("Pod %s %s: %v; cnat never adopts, changes or counts it: delete it to let the At run", pod.Name, how, why),
+		Err:     fmt.Errorf("Pod %s is not the run of At %s: %w", pod.Name, at.Name, why),
+	}
 }
 
 // release removes the tracking finalizer from a Pod whose attempt the At's
@@ -225,13 +233,6 @@ func (r *AtReconciler) release(ctx context.Context, pod *corev1.Pod) error {
 		return fmt.Errorf("removing the tracking finalizer of Pod %s: %w", pod.Name, err)
 	}
 	return nil
-}
-
-func controllerOf(pod *corev1.Pod) string {
-	if ref := metav1.GetControllerOf(pod); ref != nil {
-		return fmt.Sprintf("%s %s (uid %s)", ref.Kind, ref.Name, ref.UID)
-	}
-	return "none"
 }
 
 // SetupWithManager registers the reconciler: it watches Ats (through its

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
 )
 
 // A burst of Ats due at one instant is confirmed with one LIST. These tests
@@ -317,8 +318,10 @@ func (h *harness) updateSpec(name string, change func(*cnatv1beta1.AtSpec)) {
 func judgeStart(name string, live *cnatv1beta1.At, pods []corev1.Pod, command string) []string {
 	var findings []string
 	for _, pod := range pods {
-		if live == nil || !metav1.IsControlledBy(&pod, live) {
-			findings = append(findings, fmt.Sprintf("%s: Pod %s is of %s, not of the At of this name", name, pod.Name, controllerOf(&pod)))
+		if live == nil {
+			findings = append(findings, fmt.Sprintf("%s: Pod %s exists, but no At of this name", name, pod.Name))
+		} else if _, err := apply.RunOf(&pod, live); err != nil {
+			findings = append(findings, fmt.Sprintf("%s: Pod %s is not the run of the At of this name: %v", name, pod.Name, err))
 		}
 	}
 	switch {

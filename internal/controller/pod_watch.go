@@ -20,12 +20,11 @@ import (
 // no longer shows. A reconcile reads only a Pod's latest state; the watch
 // delivers every change in order.
 //
-//   - Pods deleted with a grace period before they finished. Once such a
-//     Pod has stopped, its kubelet deletes it again with a grace period of
-//     0: the Pod then reads like a finished Pod a janitor deleted at once,
-//     whose own outcome stands. Reconciles get the fact as
-//     lifecycle.SeenDeletedWhileRunning; the At's status keeps it across a
-//     restart once it records the attempt as PodStopping.
+//   - Pods deleted (with any grace period) while bound and not finished,
+//     and Pods that finished before any deletion: once a Pod has stopped its
+//     kubelet deletes it at once, and the two read alike. Reconciles get the
+//     facts as lifecycle.SeenDeletedWhileRunning and SeenFinished; the At's
+//     status keeps the first across a restart once it records PodStopping.
 //   - Pods that finished — Succeeded or Failed, neither disrupted nor
 //     deleted while they ran — whose status changed afterwards: a
 //     DisruptionTarget condition added by a preemption or an eviction that
@@ -40,20 +39,33 @@ type podHistory struct {
 	mu       sync.Mutex
 	seen     map[types.UID]struct{}
 	finished map[types.UID]*corev1.PodStatus
+	// finishedFirst are the Pods the watch saw finished and not deleted: a
+	// deletion at once that follows hides nothing of their run.
+	finishedFirst map[types.UID]struct{}
 }
 
-// observe remembers pod if it is being deleted before it finished.
+// observe remembers pod if it is being deleted before it finished, or if it
+// finished before any deletion.
 func (d *podHistory) observe(obj client.Object) {
 	pod, ok := obj.(*corev1.Pod)
-	if !ok || !lifecycle.DeletedWhileRunning(pod) {
+	if !ok {
+		return
+	}
+	var set *map[types.UID]struct{}
+	switch {
+	case lifecycle.DeletedWhileRunning(pod):
+		set = &d.seen
+	case lifecycle.FinishedUndeleted(pod):
+		set = &d.finishedFirst
+	default:
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.seen == nil {
-		d.seen = map[types.UID]struct{}{}
+	if *set == nil {
+		*set = map[types.UID]struct{}{}
 	}
-	d.seen[pod.UID] = struct{}{}
+	(*set)[pod.UID] = struct{}{}
 }
 
 // observeChange remembers how a Pod had finished when a later change makes
@@ -104,6 +116,7 @@ func (d *podHistory) forget(obj client.Object) {
 	defer d.mu.Unlock()
 	delete(d.seen, obj.GetUID())
 	delete(d.finished, obj.GetUID())
+	delete(d.finishedFirst, obj.GetUID())
 }
 
 // mark gives each Pod what the watch showed: the status it finished with,
@@ -116,7 +129,8 @@ func (d *podHistory) mark(pods []corev1.Pod) {
 			pods[i].Status = *status.DeepCopy()
 		}
 		_, seen := d.seen[pods[i].UID]
-		lifecycle.MarkSeenDeletedWhileRunning(&pods[i], seen)
+		_, finishedFirst := d.finishedFirst[pods[i].UID]
+		lifecycle.MarkSeen(&pods[i], seen, finishedFirst && !seen)
 	}
 }
 

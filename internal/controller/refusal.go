@@ -9,32 +9,21 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/apply"
 )
 
-// refusal is what a refused Pod create means for the At: the reason it
-// reports, and whether trying again can help before the spec changes.
-type refusal struct {
-	reason   string
-	terminal bool
-}
-
 // judgeRefusal reads a Pod create's error by what it means, not by its HTTP
-// code: admission plugins choose codes freely (a ValidatingAdmissionPolicy
-// answers 422 Invalid by default, a webhook 400 or 403 as it likes, a
-// webhook that is down 500, a quota 403).
-//
-// Only the API server's own validation of the Pod's fields is terminal
-// (apply.PodFieldsInvalid): the At's spec determines those fields, so the
-// same Pod would be refused again. Everything else can change without the
-// At changing (a policy lifted, a quota raised, a webhook back), so it is
-// retried, as is every error of the server's own.
-func judgeRefusal(err error) refusal {
+// code (admission plugins choose codes freely) and returns the reason the
+// At reports. Every refusal is retried with the controller's bounded
+// backoff until the At's starting deadline: a policy, a quota, a webhook,
+// a LimitRange or the server itself change without the At changing, and
+// the spec passed the same Pod validation when the At was admitted.
+func judgeRefusal(err error) string {
 	if apply.PodFieldsInvalid(err) {
-		return refusal{reason: cnatv1beta1.ReasonInvalidSpec, terminal: true}
+		return cnatv1beta1.ReasonPodInvalid
 	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) || apierrors.IsInternalError(err) || apierrors.IsServerTimeout(err) ||
 		apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) ||
 		apierrors.IsUnexpectedServerError(err) {
-		return refusal{reason: cnatv1beta1.ReasonPodCreateFailed}
+		return cnatv1beta1.ReasonPodCreateFailed
 	}
-	return refusal{reason: cnatv1beta1.ReasonPodForbidden}
+	return cnatv1beta1.ReasonPodForbidden
 }

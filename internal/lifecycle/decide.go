@@ -176,8 +176,8 @@ func decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 // world is one At and its Pods, sorted.
 type world struct {
 	at *cnatv1beta1.At
-	// mine are the Pods made for this At incarnation, by attempt: controlled
-	// by its UID and named as its attempt's Pod.
+	// mine are the Pods made for this At incarnation, by attempt
+	// (apply.RunOf).
 	mine map[int32]*corev1.Pod
 	// others are the Pods with the At's name that are not this incarnation's
 	// and still carry the tracking finalizer.
@@ -188,8 +188,7 @@ func newWorld(at *cnatv1beta1.At, pods []corev1.Pod) world {
 	w := world{at: at, mine: map[int32]*corev1.Pod{}}
 	for i := range pods {
 		pod := &pods[i]
-		attempt, ok := attemptOf(pod)
-		if ref := metav1.GetControllerOf(pod); ok && ref != nil && ref.UID == at.UID && pod.Name == apply.PodName(at, attempt) {
+		if attempt, err := apply.RunOf(pod, at); err == nil {
 			w.mine[attempt] = pod
 			continue
 		}
@@ -202,10 +201,13 @@ func newWorld(at *cnatv1beta1.At, pods []corev1.Pod) world {
 
 // read reads one of the At's Pods (readPod), with what the At's status
 // recorded of it: a Pod the status reported as stopping (PodStopping) was
-// being deleted or disrupted before it finished, whatever it reads now.
+// being deleted or disrupted before it finished, whatever it reads now; one
+// it reported failed (a retry time) had finished before any deletion.
 func (w world) read(pod *corev1.Pod) podResult {
 	st := w.at.Status
-	return readPod(pod, st.Reason == cnatv1beta1.ReasonPodStopping && st.PodName == pod.Name)
+	recorded := st.PodName == pod.Name
+	// A retry time is recorded only with the failure of the attempt before.
+	return readPod(pod, recorded && st.Reason == cnatv1beta1.ReasonPodStopping, recorded && st.RetryTime != nil)
 }
 
 // dropUnmade takes out of w.mine the Pods that claim an attempt of this At
@@ -344,6 +346,14 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 
 	result := w.read(pod)
 	defer w.noteEarlierSpec(d, pod)
+	if result.restarts > 0 && (result.state == podSucceeded || result.state == podFailed) {
+		// Final, and it rests on no later attempt's Pod: the cache may lag.
+		d.Confirm, d.ConfirmPods = true, true
+		w.finish(d, now, cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonCommandRestarted, fmt.Sprintf(
+			"Pod %s of attempt %d was changed while it ran and its command's container restarted %d time(s): the command ran more than once; it is not run again",
+			pod.Name, latest, result.restarts), result)
+		return
+	}
 	switch result.state {
 	case podWaiting:
 		reason, message := cnatv1beta1.ReasonRunning, w.runningMessage(latest, d.Status.UnstartedAttempts)
@@ -362,15 +372,6 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 		if result.reason != "" {
 			why = "was disrupted (" + result.reason + ")"
 		}
-		if result.deletedAtOnce && result.reason == "" {
-			// Not PodStopping: the status records that reason only for a Pod
-			// interrupted for certain, which read() keeps once the kubelet's
-			// own deletion at once hides the grace period.
-			setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, fmt.Sprintf(
-				"Pod %s of attempt %d was deleted at once, but node %s has not reported that it stopped: what its kubelet reports decides how the attempt ended",
-				pod.Name, latest, pod.Spec.NodeName))
-			return
-		}
 		setPhase(d.Status, w.at, now, cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonPodStopping, fmt.Sprintf(
 			"Pod %s of attempt %d %s, but node %s has not reported that it stopped: its command may still run, and nothing runs again until it has",
 			pod.Name, latest, why, pod.Spec.NodeName))
@@ -383,6 +384,11 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 	case podDeleted:
 		w.finish(d, now, cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonPodDeleted,
 			fmt.Sprintf("Pod %s was deleted before it finished; it is not run again", pod.Name), result)
+	case podDeletedUnseen:
+		d.Confirm, d.ConfirmPods = true, true
+		w.finish(d, now, cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonPodDeleted, fmt.Sprintf(
+			"Pod %s finished (%s) and was deleted while cnat was not watching: whether it was deleted before its command ended cannot be known, so it is not reported as Succeeded and not run again",
+			pod.Name, describeEnd(result)), result)
 	case podDisrupted, podFailed:
 		w.failed(d, now, latest, pod, result, recordedRetry)
 	}

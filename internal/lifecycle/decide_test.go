@@ -134,7 +134,16 @@ func deletedAgainByKubelet(p *corev1.Pod) { p.DeletionGracePeriodSeconds = ptr.T
 
 // seenDeleting is the controller's watch having shown the Pod deleted before
 // it finished.
-func seenDeleting(p *corev1.Pod) { lifecycle.MarkSeenDeletedWhileRunning(p, true) }
+func seenDeleting(p *corev1.Pod) { lifecycle.MarkSeen(p, true, false) }
+
+// seenFinishing marks a Pod as the controller's watch saw it finish before
+// any deletion.
+func seenFinishing(p *corev1.Pod) { lifecycle.MarkSeen(p, false, true) }
+
+// restarted sets the command container's restartCount.
+func restarted(n int32) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Status.ContainerStatuses[0].RestartCount = n }
+}
 
 func stoppingRecorded(podName string) func(*cnatv1beta1.At) {
 	return func(a *cnatv1beta1.At) { a.Status.Reason, a.Status.PodName = cnatv1beta1.ReasonPodStopping, podName }
@@ -250,22 +259,49 @@ func TestDecide(t *testing.T) {
 			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
 		},
 		{
-			name: "deleted at once while on its node and not finished (forced): not recorded as PodStopping, its kubelet's report decides",
+			name: "deleted at once while on its node and not finished (forced): an interruption, recorded as PodStopping",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
 			pods: func(g Gomega) []corev1.Pod {
 				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), deletedAgainByKubelet)}
 			},
 			now:  t0.Add(2 * time.Minute),
-			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1},
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonPodStopping, Attempts: 1},
 		},
 		{
-			name: "finished and deleted at once, nothing seen of a graceful deletion: its own outcome, as after a janitor",
+			name: "forced deletion recorded as PodStopping, then killed: deleted, not run again",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3), stoppingRecorded(name1)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), deletedAgainByKubelet, exited(137, t0.Add(time.Minute)))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
+		},
+		{
+			name: "finished and deleted at once, nothing seen of either (a restart between): not run again, not Succeeded, said",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
 			pods: func(g Gomega) []corev1.Pod {
-				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(137, t0.Add(time.Minute+2*time.Second)), deletedAgainByKubelet)}
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(0, t0.Add(time.Minute+2*time.Second)), deletedAgainByKubelet)}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](0), Confirm: true, Release: []string{name1}},
+		},
+		{
+			name: "finished, seen so by the watch, then deleted at once: its own outcome, as after a janitor",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, exited(137, t0.Add(time.Minute+2*time.Second)), seenFinishing, deletedAt(t0.Add(2*time.Minute)))}
 			},
 			now:  t0.Add(2 * time.Minute),
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](137), Until: t0.Add(2*time.Minute + 10*time.Second)},
+		},
+		{
+			name: "its command's container restarted (its image patched): never one clean run, not run again",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, exited(0, t0.Add(time.Minute)), restarted(1))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonCommandRestarted, Attempts: 1, ExitCode: ptr.To[int32](0), Confirm: true, Release: []string{name1}},
 		},
 		{
 			name: "killed within the second it was deleted: the grace period says it was running",
@@ -280,7 +316,7 @@ func TestDecide(t *testing.T) {
 			name: "failed and deleted by a janitor within the same second: its own failure, retried",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
 			pods: func(g Gomega) []corev1.Pod {
-				return []corev1.Pod{podOf(g, at, 1, t0, exited(1, t0.Add(time.Second)), deletedAt(t0.Add(time.Second)))}
+				return []corev1.Pod{podOf(g, at, 1, t0, exited(1, t0.Add(time.Second)), seenFinishing, deletedAt(t0.Add(time.Second)))}
 			},
 			now:  t0.Add(2 * time.Second),
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(12 * time.Second)},
@@ -289,7 +325,7 @@ func TestDecide(t *testing.T) {
 			name: "a Pod that failed, then was deleted by a janitor, is retried after its backoff",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
 			pods: func(g Gomega) []corev1.Pod {
-				return []corev1.Pod{podOf(g, at, 1, t0, exited(1, t0.Add(time.Second)), deletedAt(t0.Add(5*time.Second)))}
+				return []corev1.Pod{podOf(g, at, 1, t0, exited(1, t0.Add(time.Second)), seenFinishing, deletedAt(t0.Add(5*time.Second)))}
 			},
 			now:  t0.Add(6 * time.Second),
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(16 * time.Second)},
@@ -471,7 +507,7 @@ func TestDecide(t *testing.T) {
 			name: "node clock an hour ahead: a janitor's deletion of a Pod that had failed keeps its retry",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(1)),
 			pods: func(g Gomega) []corev1.Pod {
-				return []corev1.Pod{podOf(g, at, 1, t0, exitedOnNode(1, t0.Add(time.Hour)), deletedAt(t0.Add(3*time.Second)))}
+				return []corev1.Pod{podOf(g, at, 1, t0, exitedOnNode(1, t0.Add(time.Hour)), seenFinishing, deletedAt(t0.Add(3*time.Second)))}
 			},
 			now:  t0.Add(5 * time.Second),
 			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(15 * time.Second)},

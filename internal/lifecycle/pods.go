@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -35,6 +34,10 @@ const (
 	// before it finished: an eviction, a drain, a preemption, a taint, the
 	// loss of its node.
 	podDisrupted
+	// podDeletedUnseen: the Pod finished and was deleted, and no one saw
+	// which came first (the controller was not watching): it may have been
+	// interrupted, so it is neither Succeeded nor run again.
+	podDeletedUnseen
 )
 
 // podResult is how a Pod stands, as the At reports it.
@@ -51,42 +54,28 @@ type podResult struct {
 	// command certainly never started is retried without counting against
 	// backoffLimit.
 	started bool
-	// deletedAtOnce is set for a Pod deleted with a grace period of 0 that
-	// no one saw deleted with one: a forced deletion, or the deletion of a
-	// Pod not yet scheduled, finished, or disrupted. Its kubelet's report
-	// decides how its attempt ended.
-	deletedAtOnce bool
+	// restarts is how often the command's container restarted within the
+	// attempt: more than 0 means its command ran more than once.
+	restarts int32
 }
 
-// readPod reads where a Pod of cnat's stands. It compares no timestamps:
-// the Pod's times come from its node's clock, its deletion's from the API
-// server's, and the two may differ by any amount. What it reads instead is
-// what the API server decided when the Pod was deleted, and the conditions
-// it and the kubelet set:
+// readPod reads where a Pod of cnat's stands. It compares no timestamps (the
+// Pod's come from its node's clock, its deletion's from the API server's);
+// it reads what the API server and the kubelet decided, and what the
+// controller saw (docs/architecture.md, "How an attempt ends"):
 //
-//   - The API server deletes a Pod that has finished (or was never
-//     scheduled) at once, with a grace period of 0, and gives a Pod that
-//     runs its termination grace period. So a Pod deleted with a grace
-//     period was running when it was deleted: whatever it exits with
-//     afterwards (a command may exit 0 on SIGTERM), it was interrupted, never
-//     Succeeded. A Pod deleted at once keeps its own outcome (a janitor
-//     deleting finished Pods; a forced deletion of a running Pod reads as
-//     its kill, a failure).
-//   - A Pod with the DisruptionTarget condition was disrupted (the API
-//     server's eviction, the scheduler's preemption, the taint manager,
-//     PodGC, the kubelet's own evictions): never Succeeded either.
-//   - An interrupted Pod that is still on a node and not yet Failed or
-//     Succeeded may still run its command (a node cut off from the API
-//     server keeps running it): podStopping, until its node reports it
-//     stopped or the Pod is gone.
-//   - Once a Pod deleted with a grace period has stopped, its kubelet deletes
-//     it again with a grace period of 0, and the API server stores that:
-//     from then on the Pod reads like a finished Pod deleted at once. So
-//     the graceful deletion must have been seen before: seenStopping says
-//     it was (the controller watched the Pod while it was being deleted
-//     and not yet finished, or the At's status recorded it as PodStopping).
-func readPod(pod *corev1.Pod, seenStopping bool) podResult {
-	r := podResult{state: podWaiting}
+//   - A Pod deleted while bound and not finished, whatever the grace period,
+//     was interrupted: never Succeeded, and stopping until its node says
+//     it stopped. seenStopping says the At's status recorded that, or the
+//     controller's watch saw it (SeenDeletedWhileRunning).
+//   - A Pod with the DisruptionTarget condition was disrupted.
+//   - A finished Pod deleted at once keeps its own outcome only when the
+//     watch saw it finish before the deletion (SeenFinished) or the At's
+//     status recorded its failure (seenFinished); else which
+//     came first cannot be known, and the attempt ends at most once:
+//     podDeletedUnseen.
+func readPod(pod *corev1.Pod, seenStopping, seenFinished bool) podResult {
+	r := podResult{state: podWaiting, restarts: commandRestarts(pod)}
 	if term := commandTermination(pod); term != nil {
 		r.exitCode = ptr.To(term.ExitCode)
 		r.reason = term.Reason
@@ -103,7 +92,7 @@ func readPod(pod *corev1.Pod, seenStopping bool) podResult {
 	deleted := pod.DeletionTimestamp != nil
 	// A disrupted Pod carries its condition for good; what the status
 	// recorded as stopping is then its disruption, not a deletion.
-	seen := seenStopping && disruption == nil || seenDeletedWhileRunning(pod)
+	seen := seenStopping && disruption == nil || hasCondition(pod, SeenDeletedWhileRunning)
 	deletedAtOnce := deleted && ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0 && !seen
 	if disruption != nil && disruption.Reason == podGCReason && deleted && !deletedAtOnce {
 		// PodGC deletes at once; a Pod it found deleted with a grace period
@@ -111,8 +100,9 @@ func readPod(pod *corev1.Pod, seenStopping bool) podResult {
 		// deletion is what the At reports.
 		disruption = nil
 	}
+	seenFinished = seenFinished || hasCondition(pod, SeenFinished)
 	switch {
-	case (!deleted || deletedAtOnce && terminal) && disruption == nil:
+	case (!deleted || deletedAtOnce && terminal && seenFinished) && disruption == nil:
 		// Not interrupted: its phase is its outcome.
 		switch pod.Status.Phase {
 		case corev1.PodSucceeded:
@@ -132,11 +122,12 @@ func readPod(pod *corev1.Pod, seenStopping bool) podResult {
 	case disruption != nil:
 		r.state = podDisrupted
 		r.reason, r.message = disruption.Reason, disruption.Message
+	case deletedAtOnce && terminal:
+		r.state = podDeletedUnseen
 	default:
 		r.state = podDeleted
 	}
 	r.started = mayHaveStarted(pod, disruption)
-	r.deletedAtOnce = deletedAtOnce
 	return r
 }
 
@@ -148,29 +139,42 @@ func readPod(pod *corev1.Pod, seenStopping bool) podResult {
 // period). MarkSeenDeletedWhileRunning sets it.
 const SeenDeletedWhileRunning corev1.PodConditionType = "cnat.programming-kubernetes.info/SeenDeletedWhileRunning"
 
+// SeenFinished is the type of a second in-memory Pod condition: the
+// controller's watch saw the Pod finished before anyone deleted it, so a
+// later deletion at once does not hide how its run ended. MarkSeen sets it.
+const SeenFinished corev1.PodConditionType = "cnat.programming-kubernetes.info/SeenFinished"
+
 // DeletedWhileRunning reports whether the Pod, as it stands, is being
-// deleted with a grace period before it finished: its command was running,
-// or about to, when it was deleted.
+// deleted, with any grace period, while bound and not finished: its command
+// was running, or about to, when it was deleted.
 func DeletedWhileRunning(pod *corev1.Pod) bool {
-	return pod.DeletionTimestamp != nil && ptr.Deref(pod.DeletionGracePeriodSeconds, 0) > 0 &&
+	return pod.DeletionTimestamp != nil && pod.Spec.NodeName != "" &&
 		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
 }
 
-// MarkSeenDeletedWhileRunning sets, or clears, the SeenDeletedWhileRunning
-// condition on an in-memory copy of a Pod. It always clears what the API
+// FinishedUndeleted reports whether the Pod, as it stands, has finished and
+// is not being deleted.
+func FinishedUndeleted(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp == nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
+}
+
+// MarkSeen sets, or clears, the in-memory conditions SeenDeletedWhileRunning
+// and SeenFinished on a copy of a Pod. It always clears what the API
 // server's copy may carry: only the controller's own watch says so.
-func MarkSeenDeletedWhileRunning(pod *corev1.Pod, seen bool) {
+func MarkSeen(pod *corev1.Pod, deletedWhileRunning, finished bool) {
 	pod.Status.Conditions = slices.DeleteFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
-		return c.Type == SeenDeletedWhileRunning
+		return c.Type == SeenDeletedWhileRunning || c.Type == SeenFinished
 	})
-	if seen {
-		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: SeenDeletedWhileRunning, Status: corev1.ConditionTrue})
+	for condition, set := range map[corev1.PodConditionType]bool{SeenDeletedWhileRunning: deletedWhileRunning, SeenFinished: finished} {
+		if set {
+			pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: condition, Status: corev1.ConditionTrue})
+		}
 	}
 }
 
-func seenDeletedWhileRunning(pod *corev1.Pod) bool {
+func hasCondition(pod *corev1.Pod, t corev1.PodConditionType) bool {
 	for _, c := range pod.Status.Conditions {
-		if c.Type == SeenDeletedWhileRunning && c.Status == corev1.ConditionTrue {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
 			return true
 		}
 	}
@@ -222,6 +226,18 @@ func mayHaveStarted(pod *corev1.Pod, disruption *corev1.PodCondition) bool {
 	return !byKubelet
 }
 
+// commandRestarts is how often the command's container (the first)
+// restarted. With restartPolicy Never it restarts only when someone changed
+// the running Pod (its image): the command then ran again from the start.
+func commandRestarts(pod *corev1.Pod) int32 {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if len(pod.Spec.Containers) > 0 && cs.Name == pod.Spec.Containers[0].Name {
+			return cs.RestartCount
+		}
+	}
+	return 0
+}
+
 // commandTermination is the terminated state that decides the Pod's
 // outcome: a failed init container's, else the first container's.
 func commandTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
@@ -263,6 +279,14 @@ func waitingReason(pod *corev1.Pod) (reason, message string) {
 	return "", ""
 }
 
+// describeEnd says how a finished Pod's command ended.
+func describeEnd(r podResult) string {
+	if r.exitCode == nil {
+		return "no exit code"
+	}
+	return fmt.Sprintf("exit code %d", *r.exitCode)
+}
+
 // describeFailure is the message of a failed attempt.
 func describeFailure(podName string, r podResult) string {
 	msg := fmt.Sprintf("Pod %s failed", podName)
@@ -276,15 +300,6 @@ func describeFailure(podName string, r podResult) string {
 		msg += ": " + r.message
 	}
 	return msg
-}
-
-// attemptOf reads the attempt number a Pod of cnat's runs.
-func attemptOf(pod *corev1.Pod) (int32, bool) {
-	n, err := strconv.ParseInt(pod.Labels[cnatv1beta1.LabelAttempt], 10, 32)
-	if err != nil || n < 1 {
-		return 0, false
-	}
-	return int32(n), true
 }
 
 // tracked reports whether the Pod still carries cnat's tracking finalizer.

@@ -11,7 +11,8 @@ import (
 )
 
 // TestDeletedWhileRunning: what the controller's watch remembers — a Pod
-// deleted with a grace period before it finished — and nothing else.
+// deleted while bound and not finished, with any grace period (a forced
+// deletion too) — and nothing else.
 func TestDeletedWhileRunning(t *testing.T) {
 	at := newAt()
 	for name, tc := range map[string]struct {
@@ -20,7 +21,7 @@ func TestDeletedWhileRunning(t *testing.T) {
 	}{
 		"running, deleted with its grace period":     {[]func(*corev1.Pod){running, deletedAt(t0)}, true},
 		"running, not deleted":                       {[]func(*corev1.Pod){running}, false},
-		"running, deleted at once (forced)":          {[]func(*corev1.Pod){running, deletedAt(t0), deletedAgainByKubelet}, false},
+		"running, deleted at once (forced)":          {[]func(*corev1.Pod){running, deletedAt(t0), deletedAgainByKubelet}, true},
 		"failed, then deleted (a janitor)":           {[]func(*corev1.Pod){exited(1, t0), deletedAt(t0)}, false},
 		"killed after its deletion, grace not yet 0": {[]func(*corev1.Pod){running, deletedAt(t0), exited(137, t0.Add(time.Second))}, false},
 	} {
@@ -32,18 +33,22 @@ func TestDeletedWhileRunning(t *testing.T) {
 	}
 }
 
-// TestMarkSeenDeletedWhileRunning: the mark is the controller's alone; a
-// condition of that type on the API server's copy (anyone with pods/status
-// may write one) is cleared.
-func TestMarkSeenDeletedWhileRunning(t *testing.T) {
+// TestMarkSeen: the marks are the controller's alone; a condition of their
+// types on the API server's copy (anyone with pods/status may write one) is
+// cleared.
+func TestMarkSeen(t *testing.T) {
 	g := NewWithT(t)
 	pod := podOf(g, newAt(), 1, t0, running, deletedAt(t0), exited(137, t0.Add(time.Second)), deletedAgainByKubelet)
-	forged := corev1.PodCondition{Type: lifecycle.SeenDeletedWhileRunning, Status: corev1.ConditionTrue}
-	pod.Status.Conditions = append(pod.Status.Conditions, forged, forged)
+	for _, forged := range []corev1.PodConditionType{lifecycle.SeenDeletedWhileRunning, lifecycle.SeenFinished} {
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: forged, Status: corev1.ConditionTrue})
+	}
 
-	lifecycle.MarkSeenDeletedWhileRunning(&pod, false)
+	lifecycle.MarkSeen(&pod, false, false)
 	g.Expect(pod.Status.Conditions).NotTo(ContainElement(HaveField("Type", lifecycle.SeenDeletedWhileRunning)))
+	g.Expect(pod.Status.Conditions).NotTo(ContainElement(HaveField("Type", lifecycle.SeenFinished)))
 
-	lifecycle.MarkSeenDeletedWhileRunning(&pod, true)
+	lifecycle.MarkSeen(&pod, true, false)
 	g.Expect(pod.Status.Conditions).To(ConsistOf(HaveField("Type", lifecycle.SeenDeletedWhileRunning)))
+	lifecycle.MarkSeen(&pod, false, true)
+	g.Expect(pod.Status.Conditions).To(ConsistOf(HaveField("Type", lifecycle.SeenFinished)))
 }

@@ -4,9 +4,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/apply"
 )
 
 // Effects are what one reconcile of an At reads and writes. The controller
@@ -40,16 +40,19 @@ type Effects interface {
 // Refusal is why the API server did not create a Pod.
 type Refusal struct {
 	// Reason is the At's status reason: PodForbidden, PodCreateFailed,
-	// PodNameTaken or InvalidSpec.
+	// PodNameTaken, PodInvalid or AuthorForbidden.
 	Reason string
 	// Message is what the At says; the text of Err when empty.
 	Message string
-	// Err is the refusal itself, returned by Reconcile.
+	// Err is the refusal itself, returned by Reconcile: the At is tried
+	// again with the controller's bounded backoff.
 	Err error
-	// Terminal is set when trying again cannot help before the spec
-	// changes.
-	Terminal bool
 }
+
+// MaxSilence is the longest a due At goes without a reconcile while its
+// status does not yet report its attempt: after a create, until the Pod's
+// watch event brings the decision that reports it.
+const MaxSilence = 30 * time.Second
 
 // Result is what a reconcile leaves to do.
 type Result struct {
@@ -110,8 +113,9 @@ func carryOut(e Effects, at *cnatv1beta1.At, d Decision, now time.Time) (Result,
 			// The Pod exists and is the record of its attempt: the reconcile
 			// its watch event brings writes the status that reports it, so a
 			// burst of Ats due at once costs one request each before the
-			// next can start.
-			return Result{}, nil
+			// next can start. Should that event never come, the At is looked
+			// at again all the same.
+			return Result{Until: now.Add(MaxSilence)}, nil
 		}
 		// The refusal is the status, at once. The Pods of other
 		// incarnations (or no one's) are released all the same, or a name
@@ -125,15 +129,12 @@ func carryOut(e Effects, at *cnatv1beta1.At, d Decision, now time.Time) (Result,
 			return Result{}, err
 		}
 		for _, pod := range d.Release {
-			if ref := metav1.GetControllerOf(pod); ref != nil && ref.UID == at.UID {
+			if _, err := apply.RunOf(pod, at); err == nil {
 				continue
 			}
 			if err := e.Release(pod); err != nil {
 				return Result{}, err
 			}
-		}
-		if refusal.Terminal {
-			return Result{Stalled: refusal.Err}, nil
 		}
 		return Result{}, refusal.Err
 	}

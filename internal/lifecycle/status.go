@@ -33,7 +33,8 @@ func Conditions(phase cnatv1beta1.Phase, reason string) map[string]metav1.Condit
 		switch reason {
 		case cnatv1beta1.ReasonInvalidSpec:
 			return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: no, cnatv1beta1.ConditionStalled: yes}
-		case cnatv1beta1.ReasonPodForbidden, cnatv1beta1.ReasonPodCreateFailed, cnatv1beta1.ReasonPodNameTaken:
+		case cnatv1beta1.ReasonPodForbidden, cnatv1beta1.ReasonPodCreateFailed, cnatv1beta1.ReasonPodNameTaken,
+			cnatv1beta1.ReasonPodInvalid, cnatv1beta1.ReasonAuthorForbidden:
 			return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: no, cnatv1beta1.ConditionReconciling: yes}
 		}
 		return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: yes}
@@ -147,7 +148,12 @@ func Events(before, after *cnatv1beta1.AtStatus) []Event {
 
 // refused reports whether reason says the At's Pod could not be created.
 func refused(reason string) bool {
-	return reason == cnatv1beta1.ReasonPodForbidden || reason == cnatv1beta1.ReasonPodCreateFailed || reason == cnatv1beta1.ReasonPodNameTaken
+	switch reason {
+	case cnatv1beta1.ReasonPodForbidden, cnatv1beta1.ReasonPodCreateFailed, cnatv1beta1.ReasonPodNameTaken,
+		cnatv1beta1.ReasonPodInvalid, cnatv1beta1.ReasonAuthorForbidden:
+		return true
+	}
+	return false
 }
 
 // NotCreated is the status of an At whose Pod the API server refused to

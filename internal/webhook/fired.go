@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
@@ -33,6 +32,8 @@ func (v *AtValidator) fired(ctx context.Context, at *cnatv1beta1.At) (bool, erro
 	case err != nil:
 		return false, apierrors.NewInternalError(fmt.Errorf("reading the Pod of the At's first attempt: %w", err))
 	}
-	// A Pod of that name that is not the At's (PodNameTaken) started nothing.
-	return metav1.IsControlledBy(pod, at), nil
+	// A Pod of that name that is not the At's run (PodNameTaken) started
+	// nothing.
+	_, notRun := apply.RunOf(pod, at)
+	return notRun == nil, nil
 }
