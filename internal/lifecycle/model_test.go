@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -87,6 +88,8 @@ type modelWorld struct {
 	creations int
 	// faults turns crashes, refused writes and refused Pods on.
 	faults bool
+	// foreign are the Pods co-tenants made, as they made them.
+	foreign map[string]*corev1.Pod
 	opts   apply.PodOptions
 }
 
@@ -113,6 +116,7 @@ func newModelWorld(g Gomega, seed uint64) *modelWorld {
 		clean:     map[types.UID]map[int32]bool{},
 		opts:      apply.PodOptions{DefaultImage: "busybox"},
 		faults:    true,
+		foreign:   map[string]*corev1.Pod{},
 	}
 	w.createAt()
 	w.refreshCache()
@@ -172,7 +176,42 @@ func (w *modelWorld) listPods() []corev1.Pod {
 // the cache, confirms when asked, then creates, writes status, releases and
 // deletes in Reconcile's order, stopping after a crash or a refused write.
 func (w *modelWorld) reconcile() {
-	_, _ = lifecycle.Reconcile(modelEffects{w}, w.now)
+	res, err := lifecycle.Reconcile(modelEffects{w}, w.now)
+	if err == nil {
+		w.checkNotSilent(res)
+	}
+}
+
+// checkNotSilent is the never-silent invariant, after a reconcile that
+// returned no error (an error is retried within 30 s by the controller's
+// rate limiter): a due At that has not finished either says on its status
+// why no Pod of its own runs — a refusal, a retry, a suspension, or a Pod
+// the controller made for it that the status names — or is looked at again
+// within lifecycle.MaxSilence.
+func (w *modelWorld) checkNotSilent(res lifecycle.Result) {
+	at := w.at
+	if at == nil || at.Status.Phase.Finished() || ptr.Deref(at.Spec.Suspend, false) {
+		return
+	}
+	scheduled, invalid := lifecycle.ScheduledTime(&at.Spec)
+	if invalid != nil || w.now.Before(scheduled) {
+		return
+	}
+	if !res.Until.IsZero() && !res.Until.After(w.now.Add(lifecycle.MaxSilence)) {
+		return
+	}
+	st := at.Status
+	switch st.Reason {
+	case "", cnatv1beta1.ReasonScheduled:
+	case cnatv1beta1.ReasonRunning, cnatv1beta1.ReasonPodPending, cnatv1beta1.ReasonPodStopping:
+		if p := w.pods[st.PodName]; p != nil && w.made[st.PodName] == at.UID {
+			return
+		}
+	default:
+		return
+	}
+	w.broken = append(w.broken, fmt.Sprintf("At %s is due but silent after a reconcile: status %s/%s %q names no Pod of its own, and no look within %s is set",
+		at.UID, st.Phase, st.Reason, st.Message, lifecycle.MaxSilence))
 }
 
 // errCrash is a controller that stopped between two writes; errConflict a
@@ -213,9 +252,12 @@ func (e modelEffects) CreatePod(at *cnatv1beta1.At, d lifecycle.Decision) (*life
 	switch existing := w.pods[pod.Name]; {
 	case w.faults && w.rnd.IntN(10) == 0:
 		return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonPodForbidden, Err: errors.New("forbidden by a quota")}, nil
-	case existing != nil && !metav1.IsControlledBy(existing, at):
-		return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonPodNameTaken, Err: errors.New("taken")}, nil
 	case existing != nil:
+		// The API server answers AlreadyExists; the controller reads the Pod
+		// and judges it (createPod).
+		if _, err := apply.RunOf(existing, at); err != nil {
+			return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonPodNameTaken, Err: err}, nil
+		}
 		return nil, nil // the At's own Pod, created by an earlier run
 	}
 	if w.at == nil || w.at.UID != at.UID {
@@ -355,6 +397,9 @@ func (w *modelWorld) deleteAt(orphan bool) {
 		}
 		if orphan {
 			p.OwnerReferences = nil
+			if p.UID == "foreign" {
+				w.foreign[p.Name] = p.DeepCopy() // changed by the garbage collector
+			}
 			continue
 		}
 		w.deletePod(p)
@@ -490,11 +535,10 @@ func (w *modelWorld) step() string {
 		if w.at != nil {
 			name := apply.PodName(w.at, w.at.Status.Attempts+1)
 			if w.pods[name] == nil {
-				w.pods[name] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-					Name: name, Namespace: modelNamespace, UID: "foreign",
-					Labels: map[string]string{cnatv1beta1.LabelAt: modelName},
-				}}
-				return "foreign Pod created"
+				pod, shape := w.foreignPod(name, w.at.Status.Attempts+1)
+				w.pods[name] = pod
+				w.foreign[name] = pod.DeepCopy()
+				return "foreign Pod created: " + shape
 			}
 		}
 	default:
@@ -502,6 +546,57 @@ func (w *modelWorld) step() string {
 		return "reconcile"
 	}
 	return "nothing"
+}
+
+// foreignPod is a Pod a co-tenant made under the name of the At's next
+// attempt, in one of the shapes a user with create pods and patch
+// pods/status can give it where the Pod-claim policy is missing: the
+// controller must neither count nor change any of them.
+func (w *modelWorld) foreignPod(name string, attempt int32) (*corev1.Pod, string) {
+	claims := map[string]string{
+		cnatv1beta1.LabelAt: modelName, cnatv1beta1.LabelAtUID: string(w.at.UID), cnatv1beta1.LabelAttempt: fmt.Sprint(attempt),
+	}
+	owner := func(apiVersion, kind string, uid types.UID) []metav1.OwnerReference {
+		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: modelName, UID: uid, Controller: ptr.To(true)}}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: modelNamespace, UID: "foreign"}}
+	shapes := []string{"the At's name label, no owner", "a decoy owner with the At's UID", "the claims, owned by another incarnation",
+		"the claims, a decoy owner with the At's UID, a forged Succeeded", "the claims, an At of another group",
+		"the claims, another kind of cnat's group with the At's UID", "the At's owner reference, no claim labels",
+		"the At's owner reference, the labels of another incarnation"}
+	shape := w.rnd.IntN(len(shapes))
+	switch shape {
+	case 0:
+		pod.Labels = map[string]string{cnatv1beta1.LabelAt: modelName}
+	case 1:
+		pod.OwnerReferences = owner("example.com/v1", "Decoy", w.at.UID)
+	case 2:
+		pod.Labels = claims
+		pod.OwnerReferences = owner(cnatv1beta1.GroupVersion.String(), "At", "an-earlier-incarnation")
+	case 3:
+		pod.Labels = claims
+		pod.OwnerReferences = owner("example.com/v1", "Decoy", w.at.UID)
+	case 4:
+		pod.Labels = claims
+		pod.OwnerReferences = owner("cnat.example.com/v1beta1", "At", w.at.UID)
+	case 5:
+		pod.Labels = claims
+		pod.OwnerReferences = owner(cnatv1beta1.GroupVersion.String(), "Decoy", w.at.UID)
+	case 6:
+		pod.Labels = map[string]string{cnatv1beta1.LabelAt: modelName}
+		pod.OwnerReferences = owner(cnatv1beta1.GroupVersion.String(), "At", w.at.UID)
+	case 7:
+		pod.Labels = map[string]string{cnatv1beta1.LabelAt: modelName, cnatv1beta1.LabelAtUID: "an-earlier-incarnation", cnatv1beta1.LabelAttempt: fmt.Sprint(attempt)}
+		pod.OwnerReferences = owner(cnatv1beta1.GroupVersion.String(), "At", w.at.UID)
+	}
+	if shape >= 2 {
+		// Its status forged through pods/status: a run that exited 0.
+		pod.Spec = corev1.PodSpec{NodeName: "node", Containers: []corev1.Container{{Name: apply.CommandContainerName}}}
+		pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: apply.CommandContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}},
+		}}}
+	}
+	return pod, shapes[shape]
 }
 
 // kubelet moves one Pod along: scheduled and running, finished, killed
@@ -622,8 +717,8 @@ func (w *modelWorld) check() []string {
 	if st.Phase == cnatv1beta1.PhaseSucceeded && !w.clean[uid][st.Attempts] {
 		fail("Succeeded though no Pod of attempt %d of %s exited 0 on its own", st.Attempts, uid)
 	}
-	for _, p := range w.pods {
-		if p.UID == "foreign" && (len(p.Finalizers) > 0 || len(p.OwnerReferences) > 0) {
+	for name, p := range w.pods {
+		if orig := w.foreign[name]; p.UID == "foreign" && orig != nil && !equality.Semantic.DeepEqual(p.ObjectMeta, orig.ObjectMeta) {
 			fail("someone else's Pod %s was changed", p.Name)
 		}
 	}
