@@ -90,7 +90,7 @@ type modelWorld struct {
 	faults bool
 	// foreign are the Pods co-tenants made, as they made them.
 	foreign map[string]*corev1.Pod
-	opts   apply.PodOptions
+	opts    apply.PodOptions
 }
 
 const (
