@@ -187,7 +187,7 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 		}
 		// What the API server stored, after every mutating admission: a Pod
 		// stripped of cnat's claims is one the cache never shows.
-		return notTheRun(pod, at, "was created, but as the API server stored it (after mutating admission) it is not this At's run"), nil
+		return notTheRun(pod, at, "was created, but as the API server stored it (after mutating admission) it is not this At's run", nil), nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &corev1.Pod{}
 		getErr := r.APIReader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: name}, existing)
@@ -199,7 +199,7 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 		case getErr != nil:
 			return nil, fmt.Errorf("reading Pod %s, which exists already: %w", name, getErr)
 		}
-		return notTheRun(existing, at, "exists but is not this At's run"), nil
+		return notTheRun(existing, at, "exists but is not this At's run", err), nil
 	}
 	err = fmt.Errorf("creating Pod %s: %w", name, err)
 	return &lifecycle.Refusal{Reason: judgeRefusal(err), Err: err}, nil
@@ -207,15 +207,20 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 
 // notTheRun is nil when pod is at's run (apply.RunOf), else the refusal
 // that reports it (PodNameTaken): cnat never adopts, changes or counts it.
-func notTheRun(pod *corev1.Pod, at *cnatv1beta1.At, how string) *lifecycle.Refusal {
+// cause is the create's error, if it failed.
+func notTheRun(pod *corev1.Pod, at *cnatv1beta1.At, how string, cause error) *lifecycle.Refusal {
 	_, why := apply.RunOf(pod, at)
 	if why == nil {
 		return nil
 	}
+	err := fmt.Errorf("Pod %s is not the run of At %s: %w", pod.Name, at.Name, why)
+	if cause != nil {
+		err = fmt.Errorf("creating Pod %s: %w", pod.Name, cause)
+	}
 	return &lifecycle.Refusal{
 		Reason:  cnatv1beta1.ReasonPodNameTaken,
 		Message: fmt.Sprintf("Pod %s %s: %v; cnat never adopts, changes or counts it: delete it to let the At run", pod.Name, how, why),
-		Err:     fmt.Errorf("Pod %s is not the run of At %s: %w", pod.Name, at.Name, why),
+		Err:     err,
 	}
 }
 

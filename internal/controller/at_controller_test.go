@@ -349,6 +349,7 @@ func TestPodFinishedThenDisruptedKeepsItsOutcome(t *testing.T) {
 				Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"})
 			h.g.Expect(apiClient.Status().Update(h.ctx, disrupted)).To(Succeed())
 			if tc.watched {
+				h.r.history.observe(finished)
 				h.r.history.observeChange(finished, h.pod(podName))
 			}
 			h.g.Expect(apiClient.Delete(h.ctx, h.pod(podName))).To(Succeed())

@@ -84,18 +84,25 @@ func TestRefusedPodsAreJudgedByMeaning(t *testing.T) {
 	}
 }
 
-// TestInvalidPodIsTerminal: the API server's own validation of the Pod's
-// fields, which the spec determines, is the one refusal that is final.
-func TestInvalidPodIsTerminal(t *testing.T) {
+// TestInvalidPodIsRetriedUntilItsDeadline: the API server's validation of
+// the Pod's fields refuses it at its time (a spec that the admission
+// webhook's dry run would have refused, here admitted without it): said on
+// the At as PodInvalid and retried until the starting deadline, since what
+// shapes the Pod (a LimitRange, a mutating policy) changes without the spec.
+func TestInvalidPodIsRetriedUntilItsDeadline(t *testing.T) {
 	h := newHarness(t)
-	h.createAt("bad", cnatv1beta1.AtSpec{Schedule: schedule(start), Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+	h.createAt("bad", cnatv1beta1.AtSpec{Schedule: schedule(start), StartingDeadlineSeconds: ptr.To[int64](60), Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 		Containers: []corev1.Container{{Name: "main", Image: "busybox", Env: []corev1.EnvVar{{Name: "A=B", Value: "x"}}}},
 	}}})
 	_, err := h.r.Reconcile(h.ctx, ctrl.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "bad"}})
-	h.g.Expect(err).To(MatchError(reconcile.TerminalError(nil)))
+	h.g.Expect(err).To(HaveOccurred())
+	h.g.Expect(reconcile.TerminalError(nil)).NotTo(MatchError(err), "not terminal")
 	at := h.at("bad")
-	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonInvalidSpec))
+	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonPodInvalid))
 	h.g.Expect(at.Status.Message).To(ContainSubstring("env[0].name"))
+	h.clock.Step(2 * time.Minute)
+	h.reconcile("bad")
+	h.g.Expect(h.at("bad").Status.Phase).To(Equal(cnatv1beta1.PhaseMissed))
 }
 
 // TestRetryBackoffIsBounded: the backoff between retries of a refused Pod

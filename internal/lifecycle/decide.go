@@ -387,7 +387,7 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 	case podDeletedUnseen:
 		d.Confirm, d.ConfirmPods = true, true
 		w.finish(d, now, cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonPodDeleted, fmt.Sprintf(
-			"Pod %s finished (%s) and was deleted while cnat was not watching: whether it was deleted before its command ended cannot be known, so it is not reported as Succeeded and not run again",
+			"Pod %s was deleted while cnat was not watching, and its kubelet reported its end (%s) only after it learned of the deletion: whether the command had ended before cannot be known, so it is not reported as Succeeded and not run again",
 			pod.Name, describeEnd(result)), result)
 	case podDisrupted, podFailed:
 		w.failed(d, now, latest, pod, result, recordedRetry)

@@ -130,7 +130,19 @@ func released(p *corev1.Pod) { p.Finalizers = nil }
 // deletedAgainByKubelet is the kubelet's last word on a Pod deleted with a
 // grace period: once it stopped, it deletes it again with a grace period of
 // 0, and the API server stores 0.
-func deletedAgainByKubelet(p *corev1.Pod) { p.DeletionGracePeriodSeconds = ptr.To[int64](0) }
+func deletedAgainByKubelet(p *corev1.Pod) {
+	// The API server moves the deletion timestamp back by the grace period
+	// it cuts: to when the deletion was asked for.
+	grace := time.Duration(ptr.Deref(p.DeletionGracePeriodSeconds, 0)) * time.Second
+	p.DeletionTimestamp = ptr.To(metav1.NewTime(p.DeletionTimestamp.Add(-grace)))
+	p.DeletionGracePeriodSeconds = ptr.To[int64](0)
+}
+
+// reportedAt sets the Pod's generation and the one its kubelet's last
+// report observed (status.observedGeneration).
+func reportedAt(generation, observed int64) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Generation, p.Status.ObservedGeneration = generation, observed }
+}
 
 // seenDeleting is the controller's watch having shown the Pod deleted before
 // it finished.
@@ -277,13 +289,32 @@ func TestDecide(t *testing.T) {
 			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](137), Release: []string{name1}},
 		},
 		{
-			name: "finished and deleted at once, nothing seen of either (a restart between): not run again, not Succeeded, said",
+			name: "finished and deleted, nothing seen of either (a restart between), its kubelet reported the end after it learned of the deletion: not run again, not Succeeded, said",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(0, t0.Add(time.Minute+2*time.Second)),
+					reportedAt(2, 2), deletedAgainByKubelet)}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](0), Confirm: true, Release: []string{name1}},
+		},
+		{
+			name: "finished and deleted, nothing seen of either, its kubelet reports no generation: its own outcome (what cannot be known)",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
 			pods: func(g Gomega) []corev1.Pod {
 				return []corev1.Pod{podOf(g, at, 1, t0, running, deletedAt(t0.Add(time.Minute)), exited(0, t0.Add(time.Minute+2*time.Second)), deletedAgainByKubelet)}
 			},
 			now:  t0.Add(2 * time.Minute),
-			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonPodDeleted, Attempts: 1, ExitCode: ptr.To[int32](0), Confirm: true, Release: []string{name1}},
+			want: outcome{Phase: cnatv1beta1.PhaseSucceeded, Reason: cnatv1beta1.ReasonCompleted, Attempts: 1, ExitCode: ptr.To[int32](0), Release: []string{name1}},
+		},
+		{
+			name: "finished, its end reported before a janitor's deletion, nothing seen (a restart between): its own outcome",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, exited(0, t0.Add(time.Minute)), reportedAt(2, 1), deletedAt(t0.Add(time.Minute)))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseSucceeded, Reason: cnatv1beta1.ReasonCompleted, Attempts: 1, ExitCode: ptr.To[int32](0), Release: []string{name1}},
 		},
 		{
 			name: "finished, seen so by the watch, then deleted at once: its own outcome, as after a janitor",

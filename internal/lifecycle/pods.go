@@ -34,9 +34,10 @@ const (
 	// before it finished: an eviction, a drain, a preemption, a taint, the
 	// loss of its node.
 	podDisrupted
-	// podDeletedUnseen: the Pod finished and was deleted, and no one saw
-	// which came first (the controller was not watching): it may have been
-	// interrupted, so it is neither Succeeded nor run again.
+	// podDeletedUnseen: the Pod finished and was deleted while the
+	// controller was not watching, and its kubelet reported the end after
+	// it learned of the deletion: it may have been interrupted, so it is
+	// neither Succeeded nor run again.
 	podDeletedUnseen
 )
 
@@ -59,10 +60,10 @@ type podResult struct {
 	restarts int32
 }
 
-// readPod reads where a Pod of cnat's stands. It compares no timestamps (the
-// Pod's come from its node's clock, its deletion's from the API server's);
-// it reads what the API server and the kubelet decided, and what the
-// controller saw (docs/architecture.md, "How an attempt ends"):
+// readPod reads where a Pod of cnat's stands. It compares no timestamp of
+// the Pod's node with one of the API server (the clocks may differ by any
+// amount); it reads what the API server and the kubelet decided, and what
+// the controller saw (docs/architecture.md, "How an attempt ends"):
 //
 //   - A Pod deleted while bound and not finished, whatever the grace period,
 //     was interrupted: never Succeeded, and stopping until its node says
@@ -70,10 +71,11 @@ type podResult struct {
 //     controller's watch saw it (SeenDeletedWhileRunning).
 //   - A Pod with the DisruptionTarget condition was disrupted.
 //   - A finished Pod deleted at once keeps its own outcome only when the
-//     watch saw it finish before the deletion (SeenFinished) or the At's
-//     status recorded its failure (seenFinished); else which
-//     came first cannot be known, and the attempt ends at most once:
-//     podDeletedUnseen.
+//     watch saw it finish before the deletion (SeenFinished), the At's
+//     status recorded its failure (seenFinished), or its kubelet reported
+//     the end before it learned of the deletion (reportedBeforeDeletion);
+//     where the kubelet reported it after, which came first cannot be
+//     known, and the attempt ends at most once: podDeletedUnseen.
 func readPod(pod *corev1.Pod, seenStopping, seenFinished bool) podResult {
 	r := podResult{state: podWaiting, restarts: commandRestarts(pod)}
 	if term := commandTermination(pod); term != nil {
@@ -100,7 +102,10 @@ func readPod(pod *corev1.Pod, seenStopping, seenFinished bool) podResult {
 		// deletion is what the At reports.
 		disruption = nil
 	}
-	seenFinished = seenFinished || hasCondition(pod, SeenFinished)
+	before, known := reportedBeforeDeletion(pod)
+	// Where the kubelet reports no generation, a finished Pod deleted unseen
+	// keeps its own outcome (docs/reliability.md, what cannot be known).
+	seenFinished = seenFinished || hasCondition(pod, SeenFinished) || before || !known
 	switch {
 	case (!deleted || deletedAtOnce && terminal && seenFinished) && disruption == nil:
 		// Not interrupted: its phase is its outcome.
@@ -224,6 +229,19 @@ func mayHaveStarted(pod *corev1.Pod, disruption *corev1.PodCondition) bool {
 	}
 	byKubelet := pod.Status.Phase == corev1.PodFailed && (disruption == nil || disruption.Reason != podGCReason)
 	return !byKubelet
+}
+
+// reportedBeforeDeletion says whether the kubelet reported the Pod's end
+// before it learned of the Pod's deletion: the deletion gave the Pod a new
+// generation, and the kubelet's report (status.observedGeneration, from
+// Kubernetes 1.33) carries an older one. known is false where the kubelet
+// reports no generation (older kubelets, simulated nodes).
+func reportedBeforeDeletion(pod *corev1.Pod) (before, known bool) {
+	observed := pod.Status.ObservedGeneration
+	if observed == 0 {
+		return false, false
+	}
+	return observed < pod.Generation, true
 }
 
 // commandRestarts is how often the command's container (the first)
