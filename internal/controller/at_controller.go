@@ -213,7 +213,7 @@ func notTheRun(pod *corev1.Pod, at *cnatv1beta1.At, how string, cause error) *li
 	if why == nil {
 		return nil
 	}
-	err := fmt.Errorf("Pod %s is not the run of At %s: %w", pod.Name, at.Name, why)
+	err := fmt.Errorf("pod %s is not the run of At %s: %w", pod.Name, at.Name, why)
 	if cause != nil {
 		err = fmt.Errorf("creating Pod %s: %w", pod.Name, cause)
 	}
