@@ -33,7 +33,8 @@ func Conditions(phase cnatv1beta1.Phase, reason string) map[string]metav1.Condit
 		switch reason {
 		case cnatv1beta1.ReasonInvalidSpec:
 			return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: no, cnatv1beta1.ConditionStalled: yes}
-		case cnatv1beta1.ReasonPodForbidden, cnatv1beta1.ReasonPodCreateFailed, cnatv1beta1.ReasonPodNameTaken:
+		case cnatv1beta1.ReasonPodForbidden, cnatv1beta1.ReasonPodCreateFailed, cnatv1beta1.ReasonPodNameTaken,
+			cnatv1beta1.ReasonAuthorForbidden:
 			return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: no, cnatv1beta1.ConditionReconciling: yes}
 		}
 		return map[string]metav1.ConditionStatus{cnatv1beta1.ConditionReady: yes}
@@ -147,12 +148,13 @@ func Events(before, after *cnatv1beta1.AtStatus) []Event {
 
 // refused reports whether reason says the At's Pod could not be created.
 func refused(reason string) bool {
-	return reason == cnatv1beta1.ReasonPodForbidden || reason == cnatv1beta1.ReasonPodCreateFailed || reason == cnatv1beta1.ReasonPodNameTaken
+	return reason == cnatv1beta1.ReasonPodForbidden || reason == cnatv1beta1.ReasonPodCreateFailed || reason == cnatv1beta1.ReasonPodNameTaken ||
+		reason == cnatv1beta1.ReasonAuthorForbidden
 }
 
 // NotCreated is the status of an At whose Pod the API server refused to
 // create, for reason (PodForbidden, PodCreateFailed, PodNameTaken,
-// InvalidSpec): the status the At had, with the refusal as its reason and
+// AuthorForbidden, InvalidSpec): the status the At had, with the refusal as its reason and
 // message. The attempt counts as not started.
 func NotCreated(at *cnatv1beta1.At, d Decision, now time.Time, reason, message string) *cnatv1beta1.AtStatus {
 	st := at.Status.DeepCopy()
