@@ -13,9 +13,10 @@ import (
 // atomic list that differs only by a default makes `kubectl apply
 // --server-side` after `kubectl apply` conflict. The webhook is called for
 // every create and update, with no match condition: every one may have an
-// author to record or to keep (recordAuthor).
+// author to record or to keep (recordAuthor); and again (IfNeeded) when a
+// later mutating webhook changed the At, so that what it wrote still holds.
 //
-// +kubebuilder:webhook:path=/mutate-cnat-programming-kubernetes-info-v1beta1-at,mutating=true,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=mat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=5,patch=`{"rules":[{"apiGroups":["cnat.programming-kubernetes.info"],"apiVersions":["v1beta1"],"operations":["CREATE","UPDATE"],"resources":["ats"],"scope":"Namespaced"}]}`
+// +kubebuilder:webhook:path=/mutate-cnat-programming-kubernetes-info-v1beta1-at,mutating=true,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=mat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent,reinvocationPolicy=IfNeeded,timeoutSeconds=5,patch=`{"rules":[{"apiGroups":["cnat.programming-kubernetes.info"],"apiVersions":["v1beta1"],"operations":["CREATE","UPDATE"],"resources":["ats"],"scope":"Namespaced"}]}`
 
 // AtDefaulter writes into an At's template what the controller would
 // otherwise decide when it runs it, so the stored object says what will
