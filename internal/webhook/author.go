@@ -75,8 +75,12 @@ func (h recordAuthor) Handle(ctx context.Context, req admission.Request) admissi
 }
 
 // validateAuthor refuses an At whose author annotation is not what the
-// defaulting webhook writes (wantAuthor): the webhook was left out, or
-// another one changed the annotation after it. old is nil on a create.
+// defaulting webhook writes (wantAuthor): set, changed or removed by the
+// request, and the defaulting webhook left out or undone by another. One
+// case is admitted: no author where the stored At had none (a create), as
+// an At stored before authors were recorded; during an upgrade, a
+// controller of the release before may answer the defaulting webhook.
+// old is nil on a create.
 func validateAuthor(ctx context.Context, old, at *cnatv1beta1.At) error {
 	req, err := admission.RequestFromContext(ctx)
 	if err != nil {
@@ -87,7 +91,10 @@ func validateAuthor(ctx context.Context, old, at *cnatv1beta1.At) error {
 	if got == want && gotOK == wantOK {
 		return nil
 	}
+	if !gotOK && (old == nil || old.Annotations[cnatv1beta1.AnnotationAuthor] == "") {
+		return nil
+	}
 	path := field.NewPath("metadata", "annotations").Key(cnatv1beta1.AnnotationAuthor)
 	return invalid(at, field.ErrorList{field.Forbidden(path,
-		"is the user who last set the At's spec, written by cnat's defaulting webhook: a request may not set, change or remove it (when it was left out, the defaulting webhook was not called)")})
+		"is the user who last set the At's spec, written by cnat's defaulting webhook: a request may not set, change or remove it")})
 }

@@ -155,7 +155,8 @@ func TestAuthorIsNotWrittenThroughStatus(t *testing.T) {
 // TestValidatorRefusesAnAuthorItDidNotWrite: where the defaulting webhook
 // was left out (or another webhook changed its work), the validating
 // webhook refuses an author that is not what the defaulting webhook writes,
-// naming the annotation.
+// naming the annotation: set, changed or removed. No author where there
+// was none is admitted (an upgrade from a release that wrote none).
 func TestValidatorRefusesAnAuthorItDidNotWrite(t *testing.T) {
 	alice := authenticationv1.UserInfo{Username: "alice", Groups: []string{"dev"}}
 	// Past the author check, the At is valid and its dry-run Pod accepted.
@@ -176,8 +177,11 @@ func TestValidatorRefusesAnAuthorItDidNotWrite(t *testing.T) {
 		g.Expect(err).To(MatchError(ContainSubstring("metadata.annotations[" + cnatv1beta1.AnnotationAuthor + "]")))
 	}
 
+	t.Run("create, none", func(t *testing.T) {
+		_, err := v.ValidateCreate(request(admissionv1.Create), at("echo", nil))
+		NewWithT(t).Expect(err).NotTo(HaveOccurred(), "no author, as an At stored before authors were recorded: admitted (an upgrade)")
+	})
 	for name, annotations := range map[string]map[string]string{
-		"none":             nil,
 		"another user":     by(authenticationv1.UserInfo{Username: "bob"}),
 		"alice, no groups": by(authenticationv1.UserInfo{Username: "alice"}),
 		"not JSON":         {cnatv1beta1.AnnotationAuthor: "alice"},
@@ -204,6 +208,14 @@ func TestValidatorRefusesAnAuthorItDidNotWrite(t *testing.T) {
 	t.Run("update of the metadata, an author added to an At without one", func(t *testing.T) {
 		_, err := v.ValidateUpdate(request(admissionv1.Update), at("echo", nil), at("echo", by(alice)))
 		refused(NewWithT(t), err)
+	})
+	t.Run("update of the spec, the author removed", func(t *testing.T) {
+		_, err := v.ValidateUpdate(request(admissionv1.Update), at("echo", by(alice)), at("echo changed", nil))
+		refused(NewWithT(t), err)
+	})
+	t.Run("update of the spec of an At without an author, none written", func(t *testing.T) {
+		_, err := v.ValidateUpdate(request(admissionv1.Update), at("echo", nil), at("echo changed", nil))
+		NewWithT(t).Expect(err).NotTo(HaveOccurred(), "as a create without an author")
 	})
 	t.Run("update of the metadata, no author kept", func(t *testing.T) {
 		_, err := v.ValidateUpdate(request(admissionv1.Update), at("echo", nil), at("echo", map[string]string{"a": "b"}))
