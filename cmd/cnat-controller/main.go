@@ -191,6 +191,8 @@ func setupControllers(mgr ctrl.Manager, o options) error {
 		Pods:      o.pods,
 		Metrics:   controller.NewMetrics(metrics.Registry),
 		Prefetch:  o.prefetch,
+		// The guard's second half: the author's right, asked again at run time.
+		PodCreateGuard: o.webhooks.podCreateGuard,
 	}
 	if err := r.SetupWithManager(mgr, o.concurrency); err != nil {
 		return fmt.Errorf("setting up the At controller: %w", err)

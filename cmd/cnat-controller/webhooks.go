@@ -64,7 +64,7 @@ func (w *webhookOptions) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&w.namespace, "webhook-secret-namespace", namespace, "Namespace of --webhook-secret (default: $POD_NAMESPACE, else cnat-system).")
 	fs.StringVar(&w.dnsName, "webhook-dns-name", "cnat-webhook-service.cnat-system.svc", "DNS name the API server calls the webhooks by, for the generated certificate.")
 	fs.BoolVar(&w.secretToFiles, "webhook-cert-from-secret", false, "Copy the rotated certificate from --webhook-secret into --webhook-cert-dir, as a Secret volume would in a Pod: for a controller run outside the cluster.")
-	fs.BoolVar(&w.podCreateGuard, "pod-create-guard", true, "Refuse an At from a user who may not create Pods in its namespace (the confused-deputy guard).")
+	fs.BoolVar(&w.podCreateGuard, "pod-create-guard", true, "The confused-deputy guard: refuse an At from a user who may not create Pods in its namespace, and create an At's Pod only if the user who last set its spec still may.")
 }
 
 // setupWebhooks starts the certificate rotation, if on, and registers the

@@ -44,6 +44,9 @@ type AtReconciler struct {
 	// Metrics records firing lateness, outcomes and phases; nil records
 	// nothing.
 	Metrics *Metrics
+	// PodCreateGuard asks, before each Pod it creates, whether the At's
+	// author may still create Pods in its namespace (authorizeAuthor).
+	PodCreateGuard bool
 	// Prefetch is how long before an At needs the controller it is read
 	// whole and kept in memory (atStore); zero: DefaultPrefetch.
 	Prefetch time.Duration
@@ -176,6 +179,9 @@ func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key t
 // applying is what guarantees that: an apply would patch whatever Pod has
 // the name.
 func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d lifecycle.Decision) (*lifecycle.Refusal, error) {
+	if refusal := r.authorizeAuthor(ctx, at); refusal != nil {
+		return refusal, nil
+	}
 	pod := apply.NewPod(at, d.Attempt, d.ScheduledTime, r.Pods)
 	name := pod.Name
 	ctrl.LoggerFrom(ctx).Info("Creating Pod", "pod", name, "attempt", d.Attempt)

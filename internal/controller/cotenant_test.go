@@ -27,12 +27,6 @@ import (
 // a LimitRange, forced deletions, a restart between a deletion and its end,
 // an image patched under a running command.
 
-// reconcileErr runs one reconcile of the At name and returns its error.
-func (h *harness) reconcileErr(name string) error {
-	_, err := h.r.Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: name}})
-	return err
-}
-
 // TestDecoyOwnersAreReported: a Pod under the name of the At's first
 // attempt that claims the At in every way but one is not its run. The At
 // says which Pod and why, keeps no attempt, is retried, and is Missed at its

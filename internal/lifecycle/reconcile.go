@@ -37,7 +37,8 @@ type Effects interface {
 	DeleteAt(at *cnatv1beta1.At) error
 }
 
-// Refusal is why the API server did not create a Pod.
+// Refusal is why the API server did not create a Pod, or why the
+// controller did not ask it to.
 type Refusal struct {
 	// Reason is the At's status reason: PodForbidden, PodCreateFailed,
 	// PodNameTaken, PodInvalid or AuthorForbidden.

@@ -158,7 +158,7 @@ func refused(reason string) bool {
 
 // NotCreated is the status of an At whose Pod the API server refused to
 // create, for reason (PodForbidden, PodCreateFailed, PodNameTaken,
-// InvalidSpec): the status the At had, with the refusal as its reason and
+// AuthorForbidden, InvalidSpec): the status the At had, with the refusal as its reason and
 // message. The attempt counts as not started.
 func NotCreated(at *cnatv1beta1.At, d Decision, now time.Time, reason, message string) *cnatv1beta1.AtStatus {
 	st := at.Status.DeepCopy()

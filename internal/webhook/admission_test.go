@@ -106,7 +106,7 @@ func TestReadingInBothVersions(t *testing.T) {
 	g.Expect(asBook.Spec.Schedule).To(Equal("2099-11-21T09:00"))
 	g.Expect(asBook.Spec.Command).To(Equal("date"))
 	g.Expect(asBook.Spec.Template).To(BeComparableTo(want.Spec.Template))
-	g.Expect(asBook.Annotations).To(BeEmpty(), "the template is a field, not an annotation")
+	g.Expect(asBook.Annotations).To(onlyTheAuthor, "the template is a field, not an annotation")
 
 	// An edit through the book's version keeps the whole spec.
 	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -120,8 +120,12 @@ func TestReadingInBothVersions(t *testing.T) {
 	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), got)).To(Succeed())
 	g.Expect(got.Labels).To(HaveKeyWithValue("edited-through", "v1alpha1"))
 	g.Expect(got.Spec).To(Equal(want.Spec))
-	g.Expect(got.Annotations).To(BeEmpty())
+	g.Expect(got.Annotations).To(onlyTheAuthor)
 }
+
+// onlyTheAuthor matches the annotations of an At created with none: the
+// author the defaulting webhook writes.
+var onlyTheAuthor = And(HaveLen(1), HaveKey(cnatv1beta1.AnnotationAuthor))
 
 // TestTemplateThroughV1alpha1: a template written through v1alpha1 is
 // defaulted, stored and read back in both versions as spec.template, on
@@ -164,11 +168,11 @@ func TestTemplateThroughV1alpha1(t *testing.T) {
 		stored := &cnatv1beta1.At{}
 		g.Expect(adminClient.Get(ctx, key, stored)).To(Succeed())
 		g.Expect(stored.Spec.Template).To(BeComparableTo(want, cmpopts.EquateEmpty()), "as v1beta1")
-		g.Expect(stored.Annotations).To(BeEmpty())
+		g.Expect(stored.Annotations).To(onlyTheAuthor)
 		book := &cnatv1alpha1.At{}
 		g.Expect(adminClient.Get(ctx, key, book)).To(Succeed())
 		g.Expect(book.Spec.Template).To(BeComparableTo(want, cmpopts.EquateEmpty()), "as v1alpha1")
-		g.Expect(book.Annotations).To(BeEmpty(), "no annotation carries the template")
+		g.Expect(book.Annotations).To(onlyTheAuthor, "no annotation carries the template")
 	}
 	check(want)
 

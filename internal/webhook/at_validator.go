@@ -56,13 +56,19 @@ type AtValidator struct {
 
 // ValidateCreate validates a new At.
 func (v *AtValidator) ValidateCreate(ctx context.Context, at *cnatv1beta1.At) (admission.Warnings, error) {
+	if err := validateAuthor(ctx, nil, at); err != nil {
+		return nil, err
+	}
 	return v.validate(ctx, at)
 }
 
 // ValidateUpdate validates a changed At. Only a spec change is validated
 // again (and checked against the guard): labels, annotations and status
-// never start anything.
+// never start anything, but the author annotation is always checked.
 func (v *AtValidator) ValidateUpdate(ctx context.Context, old, at *cnatv1beta1.At) (admission.Warnings, error) {
+	if err := validateAuthor(ctx, old, at); err != nil {
+		return nil, err
+	}
 	if apiequality.Semantic.DeepEqual(old.Spec, at.Spec) {
 		return nil, nil
 	}

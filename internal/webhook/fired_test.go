@@ -5,14 +5,17 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/author"
 )
 
 // TestImmutableOnceItsPodExists: the controller creates an At's Pod first and
@@ -30,10 +33,14 @@ func TestImmutableOnceItsPodExists(t *testing.T) {
 	}
 	g.Expect(adminClient.Create(ctx, at)).To(Succeed())
 	v := &AtValidator{Client: adminClient, Reader: adminClient, Pods: apply.PodOptions{DefaultImage: "busybox:1.37"}}
+	// The update as the At's author asks for it, so the author is kept.
+	admin, _, err := author.Of(at)
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx = admission.NewContextWithRequest(ctx, admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Update, UserInfo: admin}})
 	changed := at.DeepCopy()
 	changed.Spec.Command = "echo after"
 
-	_, err := v.ValidateUpdate(ctx, at, changed)
+	_, err = v.ValidateUpdate(ctx, at, changed)
 	g.Expect(err).NotTo(HaveOccurred(), "no Pod yet: the spec may change")
 
 	foreign := &corev1.Pod{

@@ -242,11 +242,10 @@ func hostileInputs() []inputCase {
 		), "spec.template.spec.containers[0]", "not 1048577"),
 	)...)
 
-	// A template in which the defaulting webhook has nothing to write
-	// (restartPolicy set, every container and init container with an
-	// image), which its matchConditions leave out, or with values of types
-	// the condition must not choke on: each refused as before, naming the
-	// field, never with an error of the condition's.
+	// A template in which the defaulting webhook has nothing to write but
+	// the author (restartPolicy set, every container and init container
+	// with an image), or with values of the wrong type where a match
+	// condition would read: each refused as before, naming the field.
 	defaulted := func(name string, spec map[string]any, wantField, wantText string) inputCase {
 		full := map[string]any{"restartPolicy": "Never"}
 		for k, v := range spec {

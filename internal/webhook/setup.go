@@ -31,14 +31,15 @@ type Options struct {
 // conversionHandler, registered before the builder, which then leaves the
 // path alone.
 //
-// The defaulter is registered by hand so that an At that does not decode (a
-// resource quantity that does not parse, a string where a number belongs)
-// is passed on unchanged: the API server validates it against the CRD's
-// schema right after the mutating webhooks and refuses it naming the field,
-// where the decoder's error names none.
+// The defaulter is registered by hand, with recordAuthor after it, so that
+// an At that does not decode (a resource quantity that does not parse, a
+// string where a number belongs) is passed on unchanged: the API server
+// validates it against the CRD's schema right after the mutating webhooks
+// and refuses it naming the field, where the decoder's error names none.
 func Setup(mgr ctrl.Manager, o Options) error {
-	defaulter := admission.WithDefaulter(mgr.GetScheme(), &AtDefaulter{DefaultImage: o.Pods.DefaultImage})
-	mgr.GetWebhookServer().Register(DefaultingPath, &webhook.Admission{Handler: skipUndecodable{defaulter}})
+	defaulter := &AtDefaulter{DefaultImage: o.Pods.DefaultImage}
+	defaulting := recordAuthor{defaulter: defaulter, next: admission.WithDefaulter(mgr.GetScheme(), defaulter)}
+	mgr.GetWebhookServer().Register(DefaultingPath, &webhook.Admission{Handler: skipUndecodable{defaulting}})
 	mgr.GetWebhookServer().Register(ConversionPath, conversionHandler{})
 	return ctrl.NewWebhookManagedBy(mgr, &cnatv1beta1.At{}).
 		WithValidator(&AtValidator{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Pods: o.Pods, PodCreateGuard: o.PodCreateGuard, PodCreateDecisions: NewRecent[struct{}](AllowedFor), DryRunVerdicts: NewRecent[admission.Warnings](VerdictFor)}).

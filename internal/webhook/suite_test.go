@@ -122,6 +122,8 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 		Clock:     clock.RealClock{},
 		Recorder:  mgr.GetEventRecorder(cnatv1beta1.FieldManager),
 		Pods:      pods,
+		// As cnat-controller: --pod-create-guard on.
+		PodCreateGuard: true,
 	}
 	if err := r.SetupWithManager(mgr, 2); err != nil {
 		return nil, err

@@ -55,9 +55,10 @@ type Sample struct {
 const SilentAfter = 20 * time.Second
 
 // explains are the status reasons that say why an At that is due has no
-// Pod: its Pod was refused, its Pod's name is taken, it missed its deadline.
+// Pod: its Pod was refused, its Pod's name is taken, its author may not
+// create Pods, it missed its deadline.
 var explains = map[string]bool{
-	"PodForbidden": true, "PodCreateFailed": true, "PodNameTaken": true, "Missed": true,
+	"PodForbidden": true, "PodCreateFailed": true, "PodNameTaken": true, "AuthorForbidden": true, "Missed": true,
 }
 
 // started are the phases of an At that started its run (or ended).
@@ -88,7 +89,7 @@ type Verdict struct {
 	// Silent is the number of incarnations that, sampled SilentAfter or
 	// more after their time, had no Pod and a status that did not say why
 	// (a phase that has not started, and a reason other than PodForbidden,
-	// PodCreateFailed, PodNameTaken or Missed).
+	// PodCreateFailed, PodNameTaken, AuthorForbidden or Missed).
 	Silent int `json:"silent"`
 	// FalseSucceeded is the number of incarnations still there at the end
 	// that are Succeeded although the run they report was interrupted

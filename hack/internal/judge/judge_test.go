@@ -512,6 +512,7 @@ func TestSilent(t *testing.T) {
 		"refused by a policy":                    {samples: []Sample{at(25*time.Second, "Pending", "PodForbidden", false)}},
 		"refused by a webhook that is down":      {samples: []Sample{at(25*time.Second, "Pending", "PodCreateFailed", false)}},
 		"its Pod's name taken":                   {samples: []Sample{at(25*time.Second, "Pending", "PodNameTaken", false)}},
+		"its author may not create Pods":         {samples: []Sample{at(25*time.Second, "Pending", "AuthorForbidden", false)}},
 		"missed its deadline":                    {samples: []Sample{at(25*time.Second, "Missed", "Missed", false)}},
 		"a Pod, status not yet written":          {samples: []Sample{at(25*time.Second, "Pending", "Scheduled", true)}},
 		"running, its retry refused":             {samples: []Sample{at(25*time.Second, "Running", "PodForbidden", false)}},
