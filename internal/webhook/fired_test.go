@@ -57,12 +57,12 @@ func TestImmutableOnceItsPodExists(t *testing.T) {
 
 	pod := apply.NewPod(at, 1, time.Now(), apply.PodOptions{DefaultImage: "busybox:1.37"})
 	pod.Finalizers = nil // so the test's namespace can go
-	// Without the label by which the controller's cache selects Pods, the
-	// suite's controller never sees the Pod and never records its attempt:
-	// the window between the Pod's creation and the status write, held
-	// open. The Pod is still the At's (its name and controller reference),
-	// which is all the validator asks.
-	delete(pod.Labels, cnatv1beta1.LabelAt)
+	// Labelled released, which the controller's cache selects out, the Pod
+	// is never seen by the suite's controller, which never records its
+	// attempt: the window between the Pod's creation and the status write,
+	// held open. The Pod is still the At's run (apply.RunOf), which is all
+	// the validator asks.
+	pod.Labels[cnatv1beta1.LabelReleased] = "true"
 	g.Expect(adminClient.Create(ctx, pod)).To(Succeed())
 	live := &cnatv1beta1.At{}
 	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(at), live)).To(Succeed())
