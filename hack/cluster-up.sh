@@ -69,6 +69,26 @@ if [[ -d "${KWOK_WORKDIR}/clusters/${cluster}" ]]; then
   "${root}/hack/cluster-down.sh"
 fi
 
+# kwokctl_said keeps kwokctl's structured log whole in .local/kwokctl.log and
+# says each line's message in one line, as the rest of cluster-up does; a
+# line that is not one of its JSON records is shown as it is.
+kwok_log="${root}/.local/kwokctl.log"
+kwokctl_said() {
+  local line msg elapsed
+  while IFS= read -r line; do
+    printf '%s\n' "${line}" >>"${kwok_log}"
+    msg="$(sed -n 's/.*"msg":"\(\([^"\\]\|\\.\)*\)".*/\1/p' <<<"${line}")"
+    if [[ -z "${msg}" ]]; then
+      printf '%s\n' "${line}"
+      continue
+    fi
+    elapsed="$(sed -n 's/.*"elapsed":"\([^"]*\)".*/ (\1)/p' <<<"${line}")"
+    echo "cluster-up: kwokctl: ${msg}${elapsed}"
+  done
+}
+mkdir -p "${root}/.local"
+: >"${kwok_log}"
+
 start=${SECONDS}
 # --kubeconfig= keeps kwokctl away from ~/.kube/config.
 kwokctl --name "${cluster}" \
@@ -82,11 +102,14 @@ kwokctl --name "${cluster}" \
   --kube-scheduler-binary "${root}/bin/kube-scheduler" \
   --kwok-controller-binary "${root}/bin/kwok" \
   --kube-audit-policy "${root}/hack/kwok/audit-policy.yaml" \
-  --wait 2m
+  --wait 2m 2>&1 | kwokctl_said || {
+  echo "cluster-up: kwokctl could not create the cluster; its log: ${kwok_log}" >&2
+  exit 1
+}
 kwokctl --name "${cluster}" get kubeconfig >"${kubeconfig}"
 echo "${config}" >"${config_file}"
 
-kwokctl --name "${cluster}" scale node --replicas "${nodes}"
+kwokctl --name "${cluster}" scale node --replicas "${nodes}" 2>&1 | kwokctl_said
 kubectl wait --for=condition=Ready nodes --all --timeout=2m
 # Pods can only be created once the controller manager has created the
 # namespace's default ServiceAccount.
