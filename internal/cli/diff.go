@@ -39,7 +39,7 @@ end.
   cnatctl diff -k kustomize/overlays/local --verbose --prune`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objects, a, err := s.load(flags, streams.Out)
+			objects, a, err := s.load(cmd.Context(), flags, streams.Out)
 			if err != nil {
 				return err
 			}
