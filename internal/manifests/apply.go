@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,8 +65,10 @@ type Result struct{ Applied, Pruned []Entry }
 // Apply applies objects to the cluster as the set, printing one line per
 // object as it goes, in the steps cmd/cnatctl/README.md describes. It
 // refuses a cluster older than MinimumKubernetesVersion before it sends
-// anything else. It plans every object (plan.go) and applies nothing if a
-// plan failed. It records the union of the set's previous and new kinds and
+// anything else, and an empty set with Prune. It holds the set's lock
+// (lock.go) throughout, and refuses a set applied from another overlay
+// (ChangeSource). It plans every object (plan.go) and applies nothing if a
+// plan failed, or if Prune would delete what holds data (protect.go). It records the union of the set's previous and new kinds and
 // namespaces on the parent, so that an interrupted apply leaks nothing from
 // a later prune. Then it sends the plans in stages (stageOf):
 // CustomResourceDefinitions and Namespaces, waited for until established
@@ -221,7 +224,13 @@ func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Du
 		if err != nil {
 			return nil, false, fmt.Errorf("applying %s (objects listed above were applied): %w", Ref(p.obj), err)
 		}
-		res.Applied = append(res.Applied, a.print(Entry{Ref(p.obj), action}))
+		e := Entry{Ref(p.obj), action}
+		res.Applied = append(res.Applied, e)
+		if action == string(ssa.ConfiguredAction) && len(p.applied) > 0 {
+			a.printf("%s (%s)\n", e, strings.Join(p.applied, "; "))
+		} else {
+			a.print(e)
+		}
 		if action != string(ssa.SkippedAction) {
 			set = append(set, p.obj)
 			changed = changed || action != string(ssa.UnchangedAction)

@@ -313,6 +313,7 @@ func TestTakeover(t *testing.T) {
 	res, out := h.apply(h.build("takeover"), ApplyOptions{})
 	for _, name := range []string{"legacy", "ssa-legacy"} {
 		g.Expect(actions(res.Applied)).To(HaveKeyWithValue("ConfigMap/cnatctl-takeover/"+name, "configured"), "takeover of %s:\n%s", name, out)
+		g.Expect(out).To(ContainSubstring("ConfigMap/cnatctl-takeover/"+name+" configured (kubectl's fields taken over)\n"), "the takeover is not reported")
 		cm := &corev1.ConfigMap{}
 		g.Expect(testClient.Get(h.ctx, client.ObjectKey{Namespace: "cnatctl-takeover", Name: name}, cm)).To(Succeed())
 		var managers []string

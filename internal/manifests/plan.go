@@ -48,6 +48,10 @@ type plan struct {
 	// fresh is the object as if created anew, when someone else changed its
 	// admission fields (guarded.go); apply sets them back.
 	fresh *unstructured.Unstructured
+	// applied says, for apply's line, what besides the dry-run's change
+	// applying it does: kubectl's fields taken over, conflicts taken,
+	// admission fields set back.
+	applied []string
 	// err is why the object cannot be applied; nothing else is set then.
 	err error
 }
@@ -129,8 +133,12 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 		if p.action == string(ssa.UnchangedAction) && len(managers)+len(ssa.PatchRemoveAnnotations(p.live, takeover.Annotations)) > 0 {
 			p.action, p.note = string(ssa.ConfiguredAction), "kubectl's fields are taken over"
 		}
+		if len(managers) > 0 {
+			p.applied = append(p.applied, "kubectl's fields taken over")
+		}
 		if p.conflicts = a.conflicts(ctx, o, p.live); len(p.conflicts) > 0 {
 			p.note = join(p.note, "conflict: another field manager owns "+strings.Join(p.conflicts, ", ")+" with another value: apply needs --force-conflicts to take them")
+			p.applied = append(p.applied, "took "+strings.Join(p.conflicts, ", "))
 		}
 		fresh, changed, err := a.guarded(ctx, o, p.live)
 		if err != nil {
@@ -139,6 +147,7 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 		if len(changed) > 0 {
 			p.action, p.fresh = string(ssa.ConfiguredAction), fresh
 			p.note = join(p.note, "admission field(s) "+strings.Join(changed, ", ")+" changed by someone else: apply sets them back")
+			p.applied = append(p.applied, "set back admission field(s) "+strings.Join(changed, ", "))
 		}
 	}
 	return p
