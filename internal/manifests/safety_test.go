@@ -102,6 +102,7 @@ func TestPruneKeepsWhatHoldsData(t *testing.T) {
 	// diff --prune says what apply --prune would do.
 	d, out := h.diff([]*unstructured.Unstructured{configMap("default", "b", "1")}, DiffOptions{Prune: true})
 	g.Expect(diffActions(d.Entries)).To(HaveKeyWithValue("CustomResourceDefinition/gizmos.data.cnatctl.example.com", "deleted"), out)
+	g.Expect(out).To(ContainSubstring("CustomResourceDefinition/gizmos.data.cnatctl.example.com deleted (apply --prune deletes it only with --delete-data, and with it every Gizmo in the cluster: 2 Gizmos)"))
 
 	// Said explicitly: pruned.
 	res, out := h.apply([]*unstructured.Unstructured{configMap("default", "b", "1")}, ApplyOptions{Prune: true, DeleteData: true})
