@@ -273,3 +273,41 @@ func TestSecondApplyWaits(t *testing.T) {
 	err = testClient.Get(h.ctx, client.ObjectKeyFromObject(lease), &coordinationv1.Lease{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the lock was not released: %v", err)
 }
+
+// TestTwoAppliesOfOneSetTakeTurns: a second apply of the set that starts
+// while the first one waits for its objects waits for it, then applies and
+// prunes against what the first one recorded.
+func TestTwoAppliesOfOneSetTakeTurns(t *testing.T) {
+	g := NewWithT(t)
+	first, second := newHarness(t, "turns"), newHarness(t, "turns")
+	first.createNamespace("cnatctl-turns")
+	neverReady := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "slow", "namespace": "cnatctl-turns"},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "slow"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": "slow"}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox:1.37"}}},
+			},
+		},
+	}}
+	firstDone := make(chan error, 1)
+	go func() {
+		// No controller-manager: the Deployment never becomes ready, and the
+		// first apply holds the set for its whole --timeout.
+		_, err := first.a.Apply(first.ctx, []*unstructured.Unstructured{configMap("cnatctl-turns", "one", "1"), neverReady}, ApplyOptions{Prune: true, Wait: true, Timeout: 4 * time.Second})
+		firstDone <- err
+	}()
+	g.Eventually(func() error {
+		return testClient.Get(first.ctx, client.ObjectKey{Namespace: first.set.Namespace, Name: first.set.ParentName}, &coordinationv1.Lease{})
+	}).WithTimeout(10 * time.Second).Should(Succeed(), "the first apply took no lock")
+
+	start := time.Now()
+	res, out := second.apply([]*unstructured.Unstructured{configMap("cnatctl-turns", "two", "1")}, ApplyOptions{Prune: true})
+	g.Expect(<-firstDone).To(MatchError(ContainSubstring("Deployment/cnatctl-turns/slow")), "the first apply's wait")
+	g.Expect(out).To(ContainSubstring("waiting for another cnatctl"))
+	g.Expect(time.Since(start)).To(BeNumerically(">", 2*time.Second), "the second apply did not wait")
+	// The second apply pruned what the first recorded, after it was done.
+	g.Expect(actions(res.Pruned)).To(BeComparableTo(map[string]string{"ConfigMap/cnatctl-turns/one": "deleted", "Deployment/cnatctl-turns/slow": "deleted"}), out)
+}
