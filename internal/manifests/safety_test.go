@@ -301,7 +301,7 @@ func TestTwoAppliesOfOneSetTakeTurns(t *testing.T) {
 	}()
 	g.Eventually(func() error {
 		return testClient.Get(first.ctx, client.ObjectKey{Namespace: first.set.Namespace, Name: first.set.ParentName}, &coordinationv1.Lease{})
-	}).WithTimeout(10 * time.Second).Should(Succeed(), "the first apply took no lock")
+	}).WithTimeout(10*time.Second).Should(Succeed(), "the first apply took no lock")
 
 	start := time.Now()
 	res, out := second.apply([]*unstructured.Unstructured{configMap("cnatctl-turns", "two", "1")}, ApplyOptions{Prune: true})
