@@ -137,6 +137,11 @@ func TestForceKeepsCRDs(t *testing.T) {
 		g.Expect(err).To(MatchError(ContainSubstring(want)))
 	}
 	g.Expect(h.get(crd).GetUID()).To(Equal(before.GetUID()), "the CRD was recreated")
+
+	// Said explicitly: recreated, and its custom resources are gone.
+	res, out := h.apply([]*unstructured.Unstructured{renamed}, ApplyOptions{Force: true, DeleteData: true})
+	g.Expect(actions(res.Applied)).To(HaveKeyWithValue("CustomResourceDefinition/gizmos.force.cnatctl.example.com", ActionRecreated), out)
+	g.Expect(h.get(crd).GetUID()).NotTo(Equal(before.GetUID()))
 }
 
 // TestDifferentSourceRefused: the parent records the overlay; another
