@@ -68,9 +68,9 @@ type Result struct{ Applied, Pruned []Entry }
 // anything else, and an empty set with Prune. It holds the set's lock
 // (lock.go) throughout, and refuses a set applied from another overlay
 // (ChangeSource). It plans every object (plan.go) and applies nothing if a
-// plan failed, or if Prune would delete what holds data (protect.go). It records the union of the set's previous and new kinds and
-// namespaces on the parent, so that an interrupted apply leaks nothing from
-// a later prune. Then it sends the plans in stages (stageOf):
+// plan failed, or if Prune would delete what holds data (protect.go). It
+// records the union of the set's previous and new kinds and namespaces on
+// the parent, so that an interrupted apply leaks nothing from a later prune. Then it sends the plans in stages (stageOf):
 // CustomResourceDefinitions and Namespaces, waited for until established
 // and active, after which the objects deferred until they exist are
 // planned; everything else; webhook configurations last, so that a webhook
