@@ -170,3 +170,19 @@ func TestBuildStopsWhenCancelled(t *testing.T) {
 	g.Expect(err).To(MatchError(context.Canceled))
 	g.Expect(err).To(MatchError(ContainSubstring("local")))
 }
+
+// TestYAMLNodes: an alias counts as what it stands for, without being
+// expanded; what is not YAML counts up to where it stops being YAML.
+func TestYAMLNodes(t *testing.T) {
+	for content, want := range map[string]int{
+		"a: 1\n":                 4, // document, mapping, key, value
+		"x: &a [1, 2]\ny: *a\n":  10,
+		"---\na: 1\n---\nb: 2\n": 8,
+		"{unclosed\n":            0,
+	} {
+		t.Run(content, func(t *testing.T) {
+			NewWithT(t).Expect(yamlNodes([]byte(content))).To(Equal(want))
+		})
+	}
+	NewWithT(t).Expect(yamlNodes(billionLaughs())).To(BeNumerically(">", MaxYAMLNodes))
+}
