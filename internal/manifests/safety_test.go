@@ -164,6 +164,9 @@ func TestDifferentSourceRefused(t *testing.T) {
 		g.Expect(err).To(MatchError(ContainSubstring(want)))
 	}
 	h.get(configMap("cnatctl-source", "cnat", ""))
+	d, out := h.diff([]*unstructured.Unstructured{configMap("cnatctl-source", "team", "1")}, DiffOptions{Prune: true})
+	g.Expect(d.Drift).To(BeTrue())
+	g.Expect(out).To(ContainSubstring("--change-source"), "diff --prune does not say the set came from elsewhere")
 
 	res, out := h.apply([]*unstructured.Unstructured{configMap("cnatctl-source", "team", "1")}, ApplyOptions{Prune: true, ChangeSource: true})
 	g.Expect(actions(res.Pruned)).To(HaveKeyWithValue("ConfigMap/cnatctl-source/cnat", "deleted"), out)
