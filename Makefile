@@ -229,7 +229,7 @@ cluster-down: ## Remove the embedded local cluster and undo what the real node c
 
 .PHONY: install
 install: cluster build ## Install the local overlay (CRD, RBAC, webhook configurations) into the local cluster with cnatctl.
-	$(BIN)/cnatctl --kubeconfig $(LOCAL_KUBECONFIG) apply -k kustomize/overlays/local --name local --prune
+	$(BIN)/cnatctl --kubeconfig $(LOCAL_KUBECONFIG) apply -k kustomize/overlays/local --name local --change-source --prune
 
 .PHONY: run
 run: install ## Run cnat on the local cluster with a sample At a few seconds ahead; shows its status and output, then what to try next.

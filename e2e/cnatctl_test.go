@@ -50,8 +50,9 @@ func writeOverlay(g Gomega, dir, namespace string, configMaps map[string]string)
 }
 
 // TestCnatctlDiffApplyPrune is the GitOps round trip a CI pipeline makes:
-// apply, drift by someone else, diff says so, apply corrects it, prune
-// removes what the overlay dropped and nothing else.
+// apply, drift by someone else, diff says so, apply names the conflict and
+// corrects it with --force-conflicts, prune removes what the overlay
+// dropped and nothing else.
 func TestCnatctlDiffApplyPrune(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
@@ -82,8 +83,14 @@ func TestCnatctlDiffApplyPrune(t *testing.T) {
 	out, code = cnatctl(g, append([]string{"diff"}, set...)...)
 	g.Expect(code).To(Equal(1), "drift: %s", out)
 	g.Expect(out).To(ContainSubstring("ConfigMap/" + ns + "/greeting configured"))
+	g.Expect(out).To(ContainSubstring(`.data.value (owned by "someone-by-hand")`))
 
+	// The hand-made value is another manager's field: named, and taken
+	// only when told so.
 	out, code = cnatctl(g, append([]string{"apply", "--prune"}, set...)...)
+	g.Expect(code).To(Equal(2), out)
+	g.Expect(out).To(ContainSubstring("--force-conflicts"))
+	out, code = cnatctl(g, append([]string{"apply", "--prune", "--force-conflicts"}, set...)...)
 	g.Expect(code).To(Equal(0), out)
 	g.Expect(admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "greeting"}, cm)).To(Succeed())
 	g.Expect(cm.Data).To(HaveKeyWithValue("value", "hello"))

@@ -30,7 +30,7 @@ const (
 // verify, like TestOverlayImages.
 func TestMonitoringComponent(t *testing.T) {
 	g := NewWithT(t)
-	objects, err := manifests.Build(monitoringOverlay)
+	objects, err := manifests.Build(t.Context(), monitoringOverlay)
 	g.Expect(err).NotTo(HaveOccurred())
 	find := func(kind, name string) *unstructured.Unstructured {
 		t.Helper()
@@ -163,7 +163,7 @@ func TestMonitoringOnlyWhereAsked(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(overlays).To(ContainElement(monitoringOverlay))
 	for _, dir := range overlays {
-		objects, err := manifests.Build(dir)
+		objects, err := manifests.Build(t.Context(), dir)
 		g.Expect(err).NotTo(HaveOccurred())
 		var monitoring []string
 		for _, obj := range objects {

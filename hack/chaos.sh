@@ -17,7 +17,7 @@ export KUBECONFIG="${root}/.local/kubeconfig"
 source "${root}/hack/lib/controller.sh"
 
 echo "chaos: deploying kustomize/overlays/local with cnatctl"
-cnatctl apply -k "${root}/kustomize/overlays/local" --name local --prune >/dev/null
+cnatctl apply -k "${root}/kustomize/overlays/local" --name local --change-source --prune >/dev/null
 # An in-cluster controller still terminating (from make e2e-real) must not
 # act beside the ones the scenarios run.
 kubectl wait --for=delete pods --namespace cnat-system \
@@ -39,7 +39,7 @@ status=0
 # cluster had it.
 if ! kubectl get crd ats.cnat.programming-kubernetes.info >/dev/null 2>&1; then
   echo "chaos: installing kustomize/overlays/local again"
-  cnatctl apply -k "${root}/kustomize/overlays/local" --name local --prune >/dev/null || status=1
+  cnatctl apply -k "${root}/kustomize/overlays/local" --name local --change-source --prune >/dev/null || status=1
 fi
 # The apiserver scenario's logs are left out: a restarted API server refuses
 # requests until its RBAC informers have synced, whatever the RBAC says.

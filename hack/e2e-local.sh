@@ -22,7 +22,7 @@ source "${root}/hack/lib/controller.sh"
 echo "e2e: deploying kustomize/overlays/local with cnatctl"
 # One ApplySet for the local cluster, whichever overlay: coming from make
 # e2e-real, this prunes the in-cluster Deployment.
-cnatctl apply -k "${root}/kustomize/overlays/local" --name local --prune
+cnatctl apply -k "${root}/kustomize/overlays/local" --name local --change-source --prune
 
 echo "e2e: a kubeconfig for the controller's ServiceAccount cnat-system/cnat-controller"
 write_controller_kubeconfig "${controller_kubeconfig}"

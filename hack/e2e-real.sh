@@ -32,8 +32,9 @@ fi
 
 echo "e2e-real: deploying kustomize/overlays/local-incluster with cnatctl"
 # The same ApplySet as make install and make e2e, so switching between the
-# controller on the host and in-cluster prunes what the other mode added.
-cnatctl apply -k "${root}/kustomize/overlays/local-incluster" --name local --prune --wait --timeout 3m
+# controller on the host and in-cluster prunes what the other mode added
+# (--change-source: the set alternates between the two overlays).
+cnatctl apply -k "${root}/kustomize/overlays/local-incluster" --name local --change-source --prune --wait --timeout 3m
 # The image keeps its tag when rebuilt: restart so the Pod runs this build,
 # and wait until the old Pod is gone so its log is not the one followed.
 selector=app.kubernetes.io/component=controller

@@ -18,6 +18,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -99,7 +100,7 @@ images:
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
 		return nil, err
 	}
-	body, err := manifests.BuildYAML(dir)
+	body, err := manifests.BuildYAML(context.Background(), dir)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func TestInstallYAMLPinnedByDigest(t *testing.T) {
 		t.Errorf("install.yaml's header: %q", strings.SplitN(string(data), "\n", 2)[0])
 	}
 	// Everything the overlay has is there.
-	want, err := manifests.Build(overlay)
+	want, err := manifests.Build(t.Context(), overlay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestInstallYAMLPinnedByDigest(t *testing.T) {
 // TestCheckInstallYAMLRefuses: the overlay as it is (the image by its tag),
 // or pinned by another digest, fails the check.
 func TestCheckInstallYAMLRefuses(t *testing.T) {
-	byTag, err := manifests.BuildYAML(overlay)
+	byTag, err := manifests.BuildYAML(t.Context(), overlay)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestOverlayImages(t *testing.T) {
 	for _, dir := range overlays {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			g := NewWithT(t)
-			objects, err := manifests.Build(dir)
+			objects, err := manifests.Build(t.Context(), dir)
 			g.Expect(err).NotTo(HaveOccurred())
 			for _, obj := range objects {
 				for _, c := range images.Containers(obj.Object) {

@@ -14,7 +14,7 @@ func newApplyCommand(streams genericiooptions.IOStreams, flags *genericclioption
 	s := &setFlags{}
 	opts := manifests.ApplyOptions{}
 	cmd := &cobra.Command{
-		Use:   "apply -k DIR [--prune] [--wait] [--timeout 5m] [--force]",
+		Use:   "apply -k DIR [--prune] [--wait] [--timeout 5m] [--force] [--force-conflicts] [--delete-data] [--change-source]",
 		Short: "Apply a kustomize overlay by server-side apply, in stages",
 		Long: `Render the overlay in DIR and apply it by server-side apply under the field
 manager "cnatctl". One line per object:
@@ -37,7 +37,13 @@ Then, in stages:
 Objects last applied with kubectl (client-side, or --server-side) are taken
 over: the fields of kubectl's field managers go to cnatctl and the
 kubectl.kubernetes.io/last-applied-configuration annotation is removed, so no
-stale owner keeps a field alive that the overlay dropped.
+stale owner keeps a field alive that the overlay dropped. A field that any
+other field manager (a GitOps controller, a person) owns with another value
+is a conflict: the object, the field and the manager are named and nothing
+is applied; --force-conflicts takes such fields over. The fields that decide
+what cnat's admission sees (the webhooks' selectors, rules, match and
+failure policies and conditions; the admission policy and its binding) are
+always set back to the overlay's, whoever changed them.
 
 --force deletes and recreates the objects whose change touches an immutable
 field (such as a Deployment's selector); without it their names and fields
@@ -46,7 +52,13 @@ are reported and nothing is applied.
 --prune deletes, after everything was applied, the objects that a previous
 apply of this set created and the overlay no longer has: only objects
 labelled as members of this very set, never those of another set or of
-none.
+none. An overlay that renders no objects is refused with --prune.
+
+Refused unless --delete-data is given, before anything is applied: deleting
+a CustomResourceDefinition (and with it every custom resource of its kind:
+for cnat's, every At), a Namespace (every object in it) or a
+PersistentVolumeClaim (its volume), whether by --prune or by --force
+recreation. The refusal says what would go, e.g. the number of Ats.
 
 --wait waits until every applied object is ready (kstatus), printing what it
 still waits for; on timeout it lists what is not ready.
@@ -61,7 +73,7 @@ Objects annotated ` + manifests.SkipAnnotation + `=` + manifests.SkipValue + `
   cnatctl apply -k kustomize/overlays/local --prune --wait --timeout 2m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objects, a, err := s.load(flags, streams.Out)
+			objects, a, err := s.load(cmd.Context(), flags, streams.Out)
 			if err != nil {
 				return err
 			}
@@ -74,6 +86,9 @@ Objects annotated ` + manifests.SkipAnnotation + `=` + manifests.SkipValue + `
 	cmd.Flags().BoolVar(&opts.Prune, "prune", false, "delete the set's objects that the overlay no longer has")
 	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "wait until every applied object is ready (kstatus)")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 5*time.Minute, "how long each wait may take (CRDs and Namespaces are always waited for)")
-	cmd.Flags().BoolVar(&opts.Force, "force", false, "delete and recreate objects whose change touches an immutable field")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "delete and recreate objects whose change touches an immutable field (not those that hold data: see --delete-data)")
+	cmd.Flags().BoolVar(&opts.ForceConflicts, "force-conflicts", false, "take over fields that another field manager owns with another value")
+	cmd.Flags().BoolVar(&opts.DeleteData, "delete-data", false, "let --prune and --force delete CustomResourceDefinitions (with every custom resource of their kinds), Namespaces and PersistentVolumeClaims")
+	cmd.Flags().BoolVar(&opts.ChangeSource, "change-source", false, "apply although the set was last applied from another overlay")
 	return cmd
 }

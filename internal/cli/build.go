@@ -20,7 +20,7 @@ needed.
 		Example: `  cnatctl build -k kustomize/overlays/local`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			y, err := manifests.BuildYAML(s.dir)
+			y, err := manifests.BuildYAML(cmd.Context(), s.dir)
 			if err != nil {
 				return err
 			}

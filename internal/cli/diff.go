@@ -21,7 +21,15 @@ object:
   <Kind>/<namespace>/<name> created|configured|unchanged|recreated
 
 (Kind/name for cluster-scoped objects). "recreated" is a change to an
-immutable field, which apply makes only with --force. Objects whose
+immutable field, which apply makes only with --force (and, for a
+CustomResourceDefinition, Namespace or PersistentVolumeClaim, --delete-data:
+the note says what recreating it deletes, e.g. the number of Ats). A field
+that another field manager owns with another value is a conflict, named
+with its manager in the note; apply takes it only with --force-conflicts.
+Changes by anyone to the fields that decide what cnat's admission sees
+(the webhooks' selectors, rules, match and failure policies and conditions;
+the admission policy and its binding) are drift even where the overlay
+leaves them unset: apply sets them back. Objects whose
 CustomResourceDefinition or Namespace the overlay creates cannot be dry-run
 before they exist: they are reported as created, with a note.
 
@@ -39,7 +47,7 @@ end.
   cnatctl diff -k kustomize/overlays/local --verbose --prune`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objects, a, err := s.load(flags, streams.Out)
+			objects, a, err := s.load(cmd.Context(), flags, streams.Out)
 			if err != nil {
 				return err
 			}

@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -35,10 +37,17 @@ const exitCodesHelp = `Exit codes:
 // errDrift is returned by diff when it found drift: exit code 1, no message.
 var errDrift = errors.New("drift")
 
+// stopGrace is how long cnatctl, told to stop by SIGTERM or SIGINT, lets
+// the command end by itself (its requests are cancelled; an apply releases
+// its lock) before it exits anyway: a render or a request that does not
+// heed cancellation must not keep a CI job alive.
+const stopGrace = 3 * time.Second
+
 // Main runs cnatctl with args (args[0] is the program name, which decides
 // whether it presents itself as "cnatctl" or, installed as kubectl-cnat,
 // as "kubectl cnat") and returns the exit code. Cobra prints the errors,
-// and the usage after a mistake in flags or arguments.
+// and the usage after a mistake in flags or arguments. SIGTERM or SIGINT
+// cancels the command's context; Main returns within stopGrace.
 func Main(args []string, streams genericiooptions.IOStreams) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -49,7 +58,20 @@ func Main(args []string, streams genericiooptions.IOStreams) int {
 	}
 	cmd := NewRootCommand(streams, name)
 	cmd.SetArgs(args)
-	switch err := cmd.ExecuteContext(ctx); {
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		select {
+		case err = <-done:
+		case <-time.After(stopGrace):
+			err = errors.New("stopped by a signal")
+			_, _ = fmt.Fprintf(streams.ErrOut, "Error: %s: stopped by a signal\n", name)
+		}
+	}
+	switch {
 	case err == nil:
 		return ExitOK
 	case errors.Is(err, errDrift):

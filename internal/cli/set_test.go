@@ -38,11 +38,13 @@ func TestBuildCommand(t *testing.T) {
 func TestDiffAndApplyExitCodes(t *testing.T) {
 	g := NewWithT(t)
 	dir := testdata("waitset")
-	parentKey := client.ObjectKey{Namespace: "default", Name: "applyset-cnat-waitset"}
+	// Without --name, the set is named after the overlay and its path.
+	parentName := "applyset-cnat-" + manifests.DefaultSetName(dir)
+	parentKey := client.ObjectKey{Namespace: "default", Name: parentName}
 
 	for _, bad := range []string{testdata("does-not-exist"), testdata("invalid-yaml")} {
 		for _, cmd := range []string{"diff", "apply"} {
-			_, errOut, code := cnatctl(t, cmd, "-k", bad, "--name", "waitset")
+			_, errOut, code := cnatctl(t, cmd, "-k", bad)
 			g.Expect(code).To(Equal(ExitError), "%s -k %s", cmd, bad)
 			g.Expect(errOut).To(ContainSubstring(bad))
 		}
@@ -64,8 +66,9 @@ func TestDiffAndApplyExitCodes(t *testing.T) {
 
 	parent := &corev1.Secret{}
 	g.Expect(testClient.Get(t.Context(), parentKey, parent)).To(Succeed())
-	g.Expect(parent.Labels).To(HaveKeyWithValue(manifests.LabelApplySetID, manifests.ApplySetID("applyset-cnat-waitset", "default", "Secret", "")))
+	g.Expect(parent.Labels).To(HaveKeyWithValue(manifests.LabelApplySetID, manifests.ApplySetID(parentName, "default", "Secret", "")))
 	g.Expect(parent.Annotations).To(HaveKeyWithValue(manifests.AnnotationApplySetTooling, HavePrefix("cnatctl/")))
+	g.Expect(parent.Annotations).To(HaveKeyWithValue(manifests.AnnotationSource, "internal/manifests/testdata/waitset"))
 
 	kubectl := filepath.Join(testenv.BinaryAssetsDirectory(), "kubectl")
 	_, err := os.Stat(kubectl)
@@ -74,10 +77,10 @@ func TestDiffAndApplyExitCodes(t *testing.T) {
 	b, err := get.CombinedOutput()
 	t.Logf("kubectl get secrets -A -l applyset.kubernetes.io/id:\n%s", b)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(string(b)).To(ContainSubstring("secret/applyset-cnat-waitset"))
+	g.Expect(string(b)).To(ContainSubstring("secret/" + parentName))
 	// kubectl reads the parent and refuses to manage another tool's set,
 	// naming the tool, as KEP-3659 prescribes.
-	apply := exec.Command(kubectl, "--kubeconfig", kubeconfig, "apply", "-n", "default", "--prune", "--applyset=secrets/applyset-cnat-waitset", "--server-side", "-k", dir)
+	apply := exec.Command(kubectl, "--kubeconfig", kubeconfig, "apply", "-n", "default", "--prune", "--applyset=secrets/"+parentName, "--server-side", "-k", dir)
 	apply.Env = append(os.Environ(), "KUBECTL_APPLYSET=true")
 	b, err = apply.CombinedOutput()
 	t.Logf("kubectl apply --applyset: %v\n%s", err, b)

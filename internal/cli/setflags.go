@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -26,25 +27,26 @@ func (s *setFlags) addDir(cmd *cobra.Command) {
 }
 
 func (s *setFlags) addSet(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&s.name, "name", "", "name of the ApplySet (default: the overlay directory's name, e.g. \"local\"); its parent is the Secret applyset-cnat-<name>")
+	cmd.Flags().StringVar(&s.name, "name", "", "name of the ApplySet (default: the overlay directory's name and a hash of its path in its git repository, e.g. \"production-1a2b3c4d\"); its parent is the Secret applyset-cnat-<name>")
 	cmd.Flags().StringVar(&s.inventoryNamespace, "inventory-namespace", manifests.DefaultInventoryNamespace, "namespace of the ApplySet's parent Secret")
 }
 
 // load renders the overlay and connects to the cluster as the set: what
 // diff and apply start with.
-func (s *setFlags) load(flags *genericclioptions.ConfigFlags, out io.Writer) ([]*unstructured.Unstructured, *manifests.Applier, error) {
-	objects, err := manifests.Build(s.dir)
+func (s *setFlags) load(ctx context.Context, flags *genericclioptions.ConfigFlags, out io.Writer) ([]*unstructured.Unstructured, *manifests.Applier, error) {
+	objects, err := manifests.Build(ctx, s.dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	name := s.name
 	if name == "" {
-		name = manifests.SetNameFromDir(s.dir)
+		name = manifests.DefaultSetName(s.dir)
 	}
 	set, err := manifests.NewApplySet(name, s.inventoryNamespace, Version())
 	if err != nil {
 		return nil, nil, err
 	}
+	set.Source = manifests.OverlaySource(s.dir)
 	cfg, err := restConfig(flags)
 	if err != nil {
 		return nil, nil, err
@@ -63,6 +65,12 @@ func (s *setFlags) load(flags *genericclioptions.ConfigFlags, out io.Writer) ([]
 const setHelp = `The objects form an ApplySet (KEP-3659): each is labelled
 applyset.kubernetes.io/part-of=<id>, and a parent Secret
 applyset-cnat-<name> in --inventory-namespace (default "default", which every
-cluster has and no set owns) records their kinds and namespaces. kubectl
-reads it: kubectl get secrets -A -l applyset.kubernetes.io/id. Versions of an
-overlay that live in different directories must share --name.`
+cluster has and no set owns) records their kinds and namespaces, the overlay
+they came from (its path in its git repository) and cnatctl's version.
+kubectl reads it: kubectl get secrets -A -l applyset.kubernetes.io/id.
+Without --name, the set is named after the overlay's directory and a hash of
+its path, so two overlays called "production" are two sets. An apply from
+another overlay than the one the parent records is refused unless
+--change-source is given. A Lease of the parent's name, beside it, is held
+while an apply runs: a second apply of the set waits for it (at most
+--timeout) instead of running at the same time.`

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,8 +43,19 @@ type ApplyOptions struct {
 	// configurations are applied.
 	Wait bool
 	// Timeout bounds each wait, including the wait for CRDs and Namespaces
-	// that Apply always does. Default: 5 minutes.
+	// that Apply always does, and the wait for another apply of the set to
+	// end. Default: 5 minutes.
 	Timeout time.Duration
+	// DeleteData lets Prune and Force delete objects that hold data
+	// (holdsData): CustomResourceDefinitions, with every custom resource of
+	// their kinds, Namespaces and PersistentVolumeClaims.
+	DeleteData bool
+	// ForceConflicts takes over fields that another field manager owns
+	// with another value. Without it they are named and nothing is applied.
+	ForceConflicts bool
+	// ChangeSource applies the objects although the set's parent records
+	// another overlay as their source.
+	ChangeSource bool
 }
 
 // Result is what Apply did: an entry per object in the order applied, and
@@ -53,10 +65,12 @@ type Result struct{ Applied, Pruned []Entry }
 // Apply applies objects to the cluster as the set, printing one line per
 // object as it goes, in the steps cmd/cnatctl/README.md describes. It
 // refuses a cluster older than MinimumKubernetesVersion before it sends
-// anything else. It plans every object (plan.go) and applies nothing if a
-// plan failed. It records the union of the set's previous and new kinds and
-// namespaces on the parent, so that an interrupted apply leaks nothing from
-// a later prune. Then it sends the plans in stages (stageOf):
+// anything else, and an empty set with Prune. It holds the set's lock
+// (lock.go) throughout, and refuses a set applied from another overlay
+// (ChangeSource). It plans every object (plan.go) and applies nothing if a
+// plan failed, or if Prune would delete what holds data (protect.go). It
+// records the union of the set's previous and new kinds and namespaces on
+// the parent, so that an interrupted apply leaks nothing from a later prune. Then it sends the plans in stages (stageOf):
 // CustomResourceDefinitions and Namespaces, waited for until established
 // and active, after which the objects deferred until they exist are
 // planned; everything else; webhook configurations last, so that a webhook
@@ -72,20 +86,40 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if err := checkServerVersion(info); err != nil {
 		return nil, fmt.Errorf("%w: nothing was applied", err)
 	}
+	if opts.Prune && len(objects) == 0 {
+		return nil, fmt.Errorf("the overlay renders no objects: with --prune that would delete every object of the set (%s); cnatctl refuses an empty set, nothing was applied", a.opts.Set.ParentRef())
+	}
 	objs, err := a.prepare(objects)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the objects, nothing was applied: %w", err)
 	}
+	ctx, unlock, err := a.lock(ctx, opts.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	previous, err := a.opts.Set.read(ctx, a.client)
 	if err != nil {
 		return nil, fmt.Errorf("nothing was applied: %w", err)
 	}
+	if err := a.opts.Set.checkSource(previous.source, opts.ChangeSource); err != nil {
+		return nil, fmt.Errorf("%w; nothing was applied", err)
+	}
 	plans := a.planAll(ctx, objs)
-	if problems := problems(plans, opts.Force); len(problems) > 0 {
+	if problems := a.problems(ctx, plans, opts); len(problems) > 0 {
 		return nil, fmt.Errorf("dry-run failed, nothing was applied: %w", problems)
 	}
 	current := a.opts.Set.inventoryOf(objs)
 	superset := previous.union(current)
+	if opts.Prune {
+		candidates, err := a.pruneCandidates(ctx, superset, objs)
+		if err != nil {
+			return nil, fmt.Errorf("nothing was applied: %w", err)
+		}
+		if problems := a.refuseDataLoss(ctx, candidates, "pruning (--prune)", opts.DeleteData); len(problems) > 0 {
+			return nil, fmt.Errorf("nothing was applied: %w", problems)
+		}
+	}
 	parentPending := false
 	if err := a.opts.Set.write(ctx, a.client, superset); err != nil {
 		if _, namespaces := definedBy(objs); !apierrors.IsNotFound(err) || !namespaces.Has(a.opts.Set.Namespace) {
@@ -136,7 +170,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 				deferred = append(deferred, p)
 			}
 		}
-		if problems := problems(deferred, opts.Force); len(problems) > 0 {
+		if problems := a.problems(ctx, deferred, opts); len(problems) > 0 {
 			return res, fmt.Errorf("dry-run of the objects that needed them failed, only CustomResourceDefinitions and Namespaces were applied: %w", problems)
 		}
 	}
@@ -152,6 +186,9 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	candidates, err := a.pruneCandidates(ctx, superset, objs)
 	if err != nil {
 		return res, fmt.Errorf("everything was applied, nothing was pruned: %w", err)
+	}
+	if problems := a.refuseDataLoss(ctx, candidates, "pruning (--prune)", opts.DeleteData); len(problems) > 0 {
+		return res, fmt.Errorf("everything was applied, nothing was pruned: %w", problems)
 	}
 	if res.Pruned, err = a.prune(ctx, candidates, opts.Wait, opts.Timeout); err != nil {
 		return res, fmt.Errorf("everything was applied, but: %w", err)
@@ -187,7 +224,13 @@ func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Du
 		if err != nil {
 			return nil, false, fmt.Errorf("applying %s (objects listed above were applied): %w", Ref(p.obj), err)
 		}
-		res.Applied = append(res.Applied, a.print(Entry{Ref(p.obj), action}))
+		e := Entry{Ref(p.obj), action}
+		res.Applied = append(res.Applied, e)
+		if action == string(ssa.ConfiguredAction) && len(p.applied) > 0 {
+			a.printf("%s (%s)\n", e, strings.Join(p.applied, "; "))
+		} else {
+			a.print(e)
+		}
 		if action != string(ssa.SkippedAction) {
 			set = append(set, p.obj)
 			changed = changed || action != string(ssa.UnchangedAction)
@@ -222,6 +265,12 @@ func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) (str
 		return "", dryRunError(dryRunErr.Unwrap())
 	} else if err != nil {
 		return "", err
+	}
+	if p.fresh != nil {
+		if err := a.restoreGuarded(ctx, p.fresh, p.obj.GetName()); err != nil {
+			return "", err
+		}
+		return string(ssa.ConfiguredAction), nil
 	}
 	if p.action == ActionRecreated && cse.Action == ssa.CreatedAction {
 		return ActionRecreated, nil

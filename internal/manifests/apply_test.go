@@ -20,8 +20,8 @@ import (
 )
 
 // TestLifecycle: a CRD and its CR in one apply; re-apply changes nothing;
-// a third field manager's change is drift that diff reports and apply
-// corrects.
+// a third field manager's change is drift that diff reports, a conflict
+// that apply names, and corrects with ForceConflicts.
 func TestLifecycle(t *testing.T) {
 	g := NewWithT(t)
 	h := newHarness(t, "lifecycle")
@@ -92,7 +92,12 @@ func TestLifecycle(t *testing.T) {
 	g.Expect(out).To(ContainSubstring("-  greeting: intruded\n"), "verbose diff does not show the change")
 	g.Expect(out).To(ContainSubstring("+  greeting: hello\n"), "verbose diff does not show the change")
 
-	res, out = h.apply(objects, ApplyOptions{})
+	g.Expect(out).To(ContainSubstring(`.data.greeting (owned by "intruder")`), "diff does not name the conflict")
+
+	// The intruder's field is named, and taken only when told so.
+	_, err := h.a.Apply(h.ctx, objects, ApplyOptions{Timeout: 30 * time.Second})
+	g.Expect(err).To(MatchError(ContainSubstring(`ConfigMap/cnatctl-lifecycle/settings: conflict: another field manager owns .data.greeting (owned by "intruder")`)))
+	res, out = h.apply(objects, ApplyOptions{ForceConflicts: true})
 	g.Expect(actions(res.Applied)).To(HaveKeyWithValue("ConfigMap/cnatctl-lifecycle/settings", "configured"), "apply after intruder:\n%s", out)
 	g.Expect(testClient.Get(h.ctx, key, cm)).To(Succeed())
 	g.Expect(cm.Data).To(HaveKeyWithValue("greeting", "hello"))
@@ -308,6 +313,7 @@ func TestTakeover(t *testing.T) {
 	res, out := h.apply(h.build("takeover"), ApplyOptions{})
 	for _, name := range []string{"legacy", "ssa-legacy"} {
 		g.Expect(actions(res.Applied)).To(HaveKeyWithValue("ConfigMap/cnatctl-takeover/"+name, "configured"), "takeover of %s:\n%s", name, out)
+		g.Expect(out).To(ContainSubstring("ConfigMap/cnatctl-takeover/"+name+" configured (kubectl's fields taken over)\n"), "the takeover is not reported")
 		cm := &corev1.ConfigMap{}
 		g.Expect(testClient.Get(h.ctx, client.ObjectKey{Namespace: "cnatctl-takeover", Name: name}, cm)).To(Succeed())
 		var managers []string

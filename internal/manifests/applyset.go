@@ -86,6 +86,9 @@ type ApplySet struct {
 	ID string
 	// Tooling is the value of the tooling annotation: cnatctl/<version>.
 	Tooling string
+	// Source names the overlay the objects come from (OverlaySource),
+	// recorded on the parent; empty records nothing and checks nothing.
+	Source string
 }
 
 // NewApplySet returns the set called name whose parent Secret lives in
@@ -117,20 +120,23 @@ func (s *ApplySet) ParentRef() string {
 
 // inventory is what a parent records: the kinds of the members, as
 // Kind.group, and the namespaces that hold namespaced members, and the
-// parent's own.
+// parent's own; and the overlay the set was applied from.
 type inventory struct {
 	groupKinds, namespaces sets.Set[string]
+	source                 string
 }
 
-// union returns an inventory that records what either records.
+// union returns an inventory that records the kinds and namespaces either
+// records, and the source of other.
 func (inv *inventory) union(other *inventory) *inventory {
-	return &inventory{inv.groupKinds.Union(other.groupKinds), inv.namespaces.Union(other.namespaces)}
+	return &inventory{inv.groupKinds.Union(other.groupKinds), inv.namespaces.Union(other.namespaces), other.source}
 }
 
 // inventoryOf records the kinds and namespaces of objects, which must have
-// been prepared (namespace set only on namespaced objects).
+// been prepared (namespace set only on namespaced objects), and the set's
+// source.
 func (s *ApplySet) inventoryOf(objects []*unstructured.Unstructured) *inventory {
-	inv := &inventory{sets.New[string](), sets.New(s.Namespace)}
+	inv := &inventory{sets.New[string](), sets.New(s.Namespace), s.Source}
 	for _, o := range objects {
 		inv.groupKinds.Insert(o.GroupVersionKind().GroupKind().String())
 		if ns := o.GetNamespace(); ns != "" {
@@ -147,6 +153,7 @@ func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error
 	parent := &corev1.Secret{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.ParentName}, parent)
 	inv := s.inventoryOf(nil)
+	inv.source = ""
 	switch {
 	case apierrors.IsNotFound(err):
 		return inv, nil
@@ -174,19 +181,24 @@ func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error
 			inv.namespaces.Insert(item)
 		}
 	}
+	inv.source = parent.Annotations[AnnotationSource]
 	return inv, nil
 }
 
 // write records inv on the parent (creating it if needed) by server-side
 // apply as cnatctl. Writing what is already there changes nothing.
 func (s *ApplySet) write(ctx context.Context, c client.Client, inv *inventory) error {
+	annotations := map[string]string{
+		AnnotationApplySetTooling:              s.Tooling,
+		AnnotationApplySetGroupKinds:           strings.Join(sets.List(inv.groupKinds), ","),
+		AnnotationApplySetAdditionalNamespaces: strings.Join(sets.List(inv.namespaces.Clone().Delete(s.Namespace)), ","),
+	}
+	if inv.source != "" {
+		annotations[AnnotationSource] = inv.source
+	}
 	parent := corev1ac.Secret(s.ParentName, s.Namespace).
 		WithLabels(map[string]string{LabelApplySetID: s.ID}).
-		WithAnnotations(map[string]string{
-			AnnotationApplySetTooling:              s.Tooling,
-			AnnotationApplySetGroupKinds:           strings.Join(sets.List(inv.groupKinds), ","),
-			AnnotationApplySetAdditionalNamespaces: strings.Join(sets.List(inv.namespaces.Clone().Delete(s.Namespace)), ","),
-		})
+		WithAnnotations(annotations)
 	if err := c.Apply(ctx, parent, client.FieldOwner(cnatv1beta1.CLIFieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("writing ApplySet parent %s: %w", s.ParentRef(), err)
 	}

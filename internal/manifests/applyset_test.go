@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -90,6 +91,21 @@ func TestSetNameFromDir(t *testing.T) {
 			g.Expect(SetNameFromDir(dir)).To(Equal(want))
 		})
 	}
+}
+
+// TestDefaultSetName: two overlays that share a directory name are two
+// sets; one overlay is one set however it is reached.
+func TestDefaultSetName(t *testing.T) {
+	g := NewWithT(t)
+	ours := filepath.Join("..", "..", "kustomize", "overlays", "production")
+	g.Expect(OverlaySource(ours)).To(Equal("kustomize/overlays/production"))
+	theirs := filepath.Join(t.TempDir(), "team", "production")
+	g.Expect(DefaultSetName(ours)).To(HavePrefix("production-"))
+	g.Expect(DefaultSetName(theirs)).To(HavePrefix("production-"))
+	g.Expect(DefaultSetName(ours)).NotTo(Equal(DefaultSetName(theirs)))
+	g.Expect(DefaultSetName(ours + "/")).To(Equal(DefaultSetName(ours)))
+	_, err := NewApplySet(DefaultSetName(ours), "", "v1")
+	g.Expect(err).NotTo(HaveOccurred())
 }
 
 func TestLabelRefusesAnotherSet(t *testing.T) {

@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,8 +21,8 @@ import (
 // no kustomization, or refers to a file that is not valid YAML gives an
 // error that names the path; so does an object without apiVersion, kind or
 // metadata.name (server-side apply needs all three).
-func Build(dir string) ([]*unstructured.Unstructured, error) {
-	m, err := render(dir)
+func Build(ctx context.Context, dir string) ([]*unstructured.Unstructured, error) {
+	m, err := render(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +57,8 @@ func Build(dir string) ([]*unstructured.Unstructured, error) {
 // BuildYAML renders the kustomization in dir like Build and returns the
 // multi-document YAML kustomize writes for it, byte for byte what
 // `kustomize build dir` prints.
-func BuildYAML(dir string) ([]byte, error) {
-	m, err := render(dir)
+func BuildYAML(ctx context.Context, dir string) ([]byte, error) {
+	m, err := render(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -69,8 +70,10 @@ func BuildYAML(dir string) ([]byte, error) {
 }
 
 // render runs krusty on dir after checking that dir is a directory, so that
-// the most common mistake, a wrong path, gets a plain message.
-func render(dir string) (resmap.ResMap, error) {
+// the most common mistake, a wrong path, gets a plain message. Every file is
+// read through boundedFS. It returns as soon as ctx is done (krusty itself
+// cannot be interrupted: it is left to stop at its next read).
+func render(ctx context.Context, dir string) (resmap.ResMap, error) {
 	info, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -80,10 +83,22 @@ func render(dir string) (resmap.ResMap, error) {
 	case !info.IsDir():
 		return nil, fmt.Errorf("building %s: not a directory (give the directory that holds kustomization.yaml)", dir)
 	}
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	m, err := k.Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		return nil, fmt.Errorf("building %s: %w", dir, err)
+	type rendered struct {
+		m   resmap.ResMap
+		err error
 	}
-	return m, nil
+	done := make(chan rendered, 1)
+	go func() {
+		m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(&boundedFS{FileSystem: filesys.MakeFsOnDisk(), ctx: ctx}, dir)
+		done <- rendered{m, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("building %s: %w", dir, context.Cause(ctx))
+	case r := <-done:
+		if r.err != nil {
+			return nil, fmt.Errorf("building %s: %w", dir, r.err)
+		}
+		return r.m, nil
+	}
 }

@@ -84,9 +84,17 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 		var candidates []*unstructured.Unstructured
 		if previous, pruneErr = a.opts.Set.read(ctx, a.client); pruneErr == nil {
 			candidates, pruneErr = a.pruneCandidates(ctx, previous.union(a.opts.Set.inventoryOf(objs)), objs)
+			if err := a.opts.Set.checkSource(previous.source, false); err != nil {
+				res.Drift = true
+				a.printf("%s\n", err)
+			}
 		}
 		for _, c := range candidates {
-			if !utils.AnyInMetadata(c, skip) {
+			switch {
+			case utils.AnyInMetadata(c, skip):
+			case holdsData(c):
+				add(DiffEntry{Entry: Entry{Ref(c), string(ssa.DeletedAction)}, Note: "apply --prune deletes it only with --delete-data, and with it " + a.dataLoss(ctx, c)})
+			default:
 				add(DiffEntry{Entry: Entry{Ref(c), string(ssa.DeletedAction)}, Note: "apply --prune deletes it"})
 			}
 		}

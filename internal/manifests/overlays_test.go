@@ -63,7 +63,7 @@ func TestRepoOverlaysApplyWithKubectl(t *testing.T) {
 
 			run("apply", "-k", dir)
 			run("apply", "--server-side", "-k", dir)
-			objs, err := Build(dir)
+			objs, err := Build(t.Context(), dir)
 			g.Expect(err).NotTo(HaveOccurred())
 			before := resourceVersions(t, cfg, objs)
 			out := run("apply", "--server-side", "-k", dir)

@@ -42,6 +42,16 @@ type plan struct {
 	// before and after are the live object and the dry-run's result of a
 	// configured object (without managed fields, Secret data masked).
 	before, after *unstructured.Unstructured
+	// conflicts are the fields another field manager owns with another
+	// value (conflicts.go): applied only with ForceConflicts.
+	conflicts []string
+	// fresh is the object as if created anew, when someone else changed its
+	// admission fields (guarded.go); apply sets them back.
+	fresh *unstructured.Unstructured
+	// applied says, for apply's line, what besides the dry-run's change
+	// applying it does: kubectl's fields taken over, conflicts taken,
+	// admission fields set back.
+	applied []string
 	// err is why the object cannot be applied; nothing else is set then.
 	err error
 }
@@ -106,6 +116,9 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 	case p.live != nil && isImmutableError(err):
 		p.action, p.immutable = ActionRecreated, err
 		p.note = "immutable field(s) " + strings.Join(immutableFields(err), ", ") + " changed: apply needs --force"
+		if holdsData(p.live) {
+			p.note += " --delete-data, and recreating it deletes " + a.dataLoss(ctx, p.live)
+		}
 		return p
 	default:
 		return p.fail(dryRunError(err))
@@ -120,8 +133,32 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 		if p.action == string(ssa.UnchangedAction) && len(managers)+len(ssa.PatchRemoveAnnotations(p.live, takeover.Annotations)) > 0 {
 			p.action, p.note = string(ssa.ConfiguredAction), "kubectl's fields are taken over"
 		}
+		if len(managers) > 0 {
+			p.applied = append(p.applied, "kubectl's fields taken over")
+		}
+		if p.conflicts = a.conflicts(ctx, o, p.live); len(p.conflicts) > 0 {
+			p.note = join(p.note, "conflict: another field manager owns "+strings.Join(p.conflicts, ", ")+" with another value: apply needs --force-conflicts to take them")
+			p.applied = append(p.applied, "took "+strings.Join(p.conflicts, ", "))
+		}
+		fresh, changed, err := a.guarded(ctx, o, p.live)
+		if err != nil {
+			return p.fail(err)
+		}
+		if len(changed) > 0 {
+			p.action, p.fresh = string(ssa.ConfiguredAction), fresh
+			p.note = join(p.note, "admission field(s) "+strings.Join(changed, ", ")+" changed by someone else: apply sets them back")
+			p.applied = append(p.applied, "set back admission field(s) "+strings.Join(changed, ", "))
+		}
 	}
 	return p
+}
+
+// join joins notes with "; ".
+func join(note, more string) string {
+	if note == "" {
+		return more
+	}
+	return note + "; " + more
 }
 
 // postpone marks the plan as deferred: the object would be created, but
@@ -136,16 +173,22 @@ func (p *plan) fail(err error) *plan {
 	return p
 }
 
-// problems are the plans that keep Apply from starting: those that failed,
-// and, without force, changes to immutable fields.
-func problems(plans []*plan, force bool) Problems {
+// problems are the plans that keep Apply from starting: those that failed;
+// without Force, changes to immutable fields; without DeleteData, those of
+// objects that hold data (holdsData); without ForceConflicts, fields that
+// another field manager owns.
+func (a *Applier) problems(ctx context.Context, plans []*plan, opts ApplyOptions) Problems {
 	var problems Problems
 	for _, p := range plans {
 		switch {
 		case p.err != nil:
 			problems = append(problems, Problem{Object: Ref(p.obj), Err: p.err})
-		case p.immutable != nil && !force:
+		case p.immutable != nil && !opts.Force:
 			problems = append(problems, Problem{Object: Ref(p.obj), Err: fmt.Errorf("cannot change immutable field(s) %s; apply --force deletes and recreates it: %w", strings.Join(immutableFields(p.immutable), ", "), p.immutable)})
+		case p.immutable != nil:
+			problems = append(problems, a.refuseDataLoss(ctx, []*unstructured.Unstructured{p.live}, "recreating it to change immutable field(s) "+strings.Join(immutableFields(p.immutable), ", "), opts.DeleteData)...)
+		case len(p.conflicts) > 0 && !opts.ForceConflicts:
+			problems = append(problems, Problem{Object: Ref(p.obj), Err: fmt.Errorf("conflict: another field manager owns %s with another value; apply --force-conflicts takes them over (as kubectl apply --server-side --force-conflicts)", strings.Join(p.conflicts, ", "))})
 		}
 	}
 	return problems

@@ -73,7 +73,7 @@ func newHarness(t *testing.T, setName string) *harness {
 
 func (h *harness) build(dir ...string) []*unstructured.Unstructured {
 	h.t.Helper()
-	objects, err := Build(filepath.Join(append([]string{"testdata"}, dir...)...))
+	objects, err := Build(h.ctx, filepath.Join(append([]string{"testdata"}, dir...)...))
 	h.g.Expect(err).NotTo(HaveOccurred())
 	return objects
 }

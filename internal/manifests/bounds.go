@@ -1,0 +1,103 @@
+package manifests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	yaml "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// What one render may read, so that an overlay from a pull request cannot
+// take the machine that renders it down. Each file kustomize reads is
+// checked before kustomize parses it.
+const (
+	// MaxFileBytes bounds each file (the At CRD is under 100 KiB).
+	MaxFileBytes = 8 << 20
+	// MaxRenderBytes bounds all files of one render together.
+	MaxRenderBytes = 64 << 20
+	// MaxYAMLNodes bounds the nodes of a file's YAML once its aliases are
+	// expanded: nested anchors ("billion laughs") make a few hundred bytes
+	// expand to billions of nodes.
+	MaxYAMLNodes = 1_000_000
+)
+
+// boundedFS is the file system kustomize renders from, which refuses a
+// file beyond the limits above, naming it, and stops reading once ctx is
+// done.
+type boundedFS struct {
+	filesys.FileSystem
+	ctx  context.Context
+	mu   sync.Mutex
+	read int64
+}
+
+// ReadFile returns the contents of path after checking them against the
+// limits.
+func (b *boundedFS) ReadFile(path string) ([]byte, error) {
+	if err := b.ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := b.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB, the most cnatctl reads from one file", path, MaxFileBytes>>20)
+	}
+	b.mu.Lock()
+	b.read += int64(len(data))
+	total := b.read
+	b.mu.Unlock()
+	if total > MaxRenderBytes {
+		return nil, fmt.Errorf("%s: the overlay's files are larger than %d MiB together, the most cnatctl reads for one render", path, MaxRenderBytes>>20)
+	}
+	if n := yamlNodes(data); n > MaxYAMLNodes {
+		return nil, fmt.Errorf("%s: its YAML aliases expand to more than %d nodes (nested anchors, a \"billion laughs\"); cnatctl refuses to render it", path, MaxYAMLNodes)
+	}
+	return data, nil
+}
+
+// yamlNodes counts the nodes of every document in data with aliases
+// expanded, stopping past MaxYAMLNodes, up to the first that is not YAML
+// (kustomize reports that, or reads the file as data). It never expands anything: a node's
+// count is kept and reused for every alias to it.
+func yamlNodes(data []byte) int {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	counted := map[*yaml.Node]int{}
+	var count func(n *yaml.Node) int
+	count = func(n *yaml.Node) int {
+		if c, ok := counted[n]; ok {
+			return c
+		}
+		counted[n] = MaxYAMLNodes + 1 // an alias to itself counts as too many
+		c := 1
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			c = count(n.Alias)
+		}
+		for _, child := range n.Content {
+			if c += count(child); c > MaxYAMLNodes {
+				break
+			}
+		}
+		counted[n] = c
+		return c
+	}
+	total := 0
+	for total <= MaxYAMLNodes {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			break // the end, or what is not YAML: kustomize reports it
+		}
+		total += count(&doc)
+	}
+	return total
+}

@@ -1,0 +1,81 @@
+package manifests
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+)
+
+// holdsData says whether deleting o deletes what no manifest holds: a
+// CustomResourceDefinition every custom resource of its kind (every At, for
+// cnat's), a Namespace every object in it, a PersistentVolumeClaim its
+// volume. cnatctl deletes them, by --prune or by --force recreation, only
+// with --delete-data.
+func holdsData(o *unstructured.Unstructured) bool {
+	gk := o.GroupVersionKind().GroupKind()
+	return utils.IsCRD(o) || utils.IsNamespace(o) || gk == schema.GroupKind{Kind: "PersistentVolumeClaim"}
+}
+
+// dataLoss says what deleting o, which holdsData, takes with it: for a
+// CustomResourceDefinition, how many custom resources of its kind the
+// cluster has.
+func (a *Applier) dataLoss(ctx context.Context, o *unstructured.Unstructured) string {
+	switch {
+	case utils.IsNamespace(o):
+		return "every object in the Namespace"
+	case !utils.IsCRD(o):
+		return "its volume (as its reclaim policy says)"
+	}
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(o.GroupVersionKind())
+	if err := a.client.Get(ctx, client.ObjectKey{Name: o.GetName()}, crd); err != nil {
+		return "every custom resource it defines (they could not be counted: " + err.Error() + ")"
+	}
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		v, _ := v.(map[string]any)
+		if served, _ := v["served"].(bool); !served {
+			continue
+		}
+		name, _ := v["name"].(string)
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: name, Kind: kind + "List"})
+		if err := a.client.List(ctx, list); err != nil {
+			return fmt.Sprintf("every %s in the cluster (they could not be counted: %v)", kind, err)
+		}
+		return fmt.Sprintf("every %s in the cluster: %s", kind, countOf(len(list.Items), kind))
+	}
+	return "every " + kind + " in the cluster"
+}
+
+// countOf says "1 At" or "3 Ats".
+func countOf(n int, kind string) string {
+	if n == 1 {
+		return "1 " + kind
+	}
+	return fmt.Sprintf("%d %ss", n, kind)
+}
+
+// refuseDataLoss returns a problem for each object that holdsData among
+// those that would be deleted, naming what it takes with it, unless
+// deleteData.
+func (a *Applier) refuseDataLoss(ctx context.Context, doomed []*unstructured.Unstructured, how string, deleteData bool) Problems {
+	if deleteData {
+		return nil
+	}
+	var problems Problems
+	for _, o := range doomed {
+		if holdsData(o) && !utils.AnyInMetadata(o, skip) {
+			problems = append(problems, Problem{Ref(o), fmt.Errorf("%s would delete it, and with it %s; cnatctl deletes CustomResourceDefinitions, Namespaces and PersistentVolumeClaims only with --delete-data", how, a.dataLoss(ctx, o))})
+		}
+	}
+	return problems
+}
