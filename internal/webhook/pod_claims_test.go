@@ -206,6 +206,8 @@ func TestPodClaimsOnEveryPath(t *testing.T) {
 		g.Expect(mallory.Create(ctx, pod)).To(Succeed())
 		err := mallory.Status().Patch(ctx, pod, mergePatch(`{"metadata":{"finalizers":["`+cnatv1beta1.TrackingFinalizer+`"]}}`))
 		expectClaimRefused(g, err, "the finalizer "+cnatv1beta1.TrackingFinalizer, "add it")
+		err = mallory.Status().Patch(ctx, pod, mergePatch(`{"metadata":{"finalizers":["`+cnatv1beta1.KeyPrefix+`other"]}}`))
+		expectClaimRefused(g, err, "the finalizer "+cnatv1beta1.KeyPrefix+"other", "add or remove it")
 	})
 
 	t.Run("labelling an At's Pod released through pods/status is refused", func(t *testing.T) {
@@ -312,7 +314,7 @@ func TestPodClaimsOnEveryPath(t *testing.T) {
 		g.Expect(kubelet.Status().Update(ctx, pod)).To(Succeed())
 	})
 
-	t.Run("the controller's ServiceAccount creates and releases its Pods", func(t *testing.T) {
+	t.Run("the controller's ServiceAccount creates and releases its Pods, the garbage collector orphans them", func(t *testing.T) {
 		g := NewWithT(t)
 		// A Pod as the controller makes it, for an At that exists only here:
 		// without the at label, which would have the suite's own controller
@@ -329,5 +331,15 @@ func TestPodClaimsOnEveryPath(t *testing.T) {
 		g.Expect(cnat.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, []byte(release)))).To(Succeed())
 		g.Expect(pod.Finalizers).NotTo(ContainElement(cnatv1beta1.TrackingFinalizer))
 		g.Expect(pod.Labels).To(HaveKeyWithValue(cnatv1beta1.LabelReleased, "true"))
+
+		// The garbage collector, as kube-controller-manager runs it with
+		// --use-service-account-credentials, orphans the Pod of an At
+		// deleted with --cascade=orphan.
+		const gc = "system:serviceaccount:kube-system:generic-garbage-collector"
+		grantInNamespace(t, ns, gc, podRule("pods", "get", "patch"))
+		orphan := mergePatch(`{"metadata":{"ownerReferences":null}}`)
+		expectClaimRefused(g, mallory.Patch(ctx, pod.DeepCopy(), orphan), "the ownerReference to At elsewhere")
+		g.Expect(impersonatingClient(t, gc, "system:serviceaccounts", "system:serviceaccounts:kube-system").Patch(ctx, pod, orphan)).To(Succeed())
+		g.Expect(pod.OwnerReferences).To(BeEmpty())
 	})
 }
