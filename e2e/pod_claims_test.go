@@ -60,11 +60,12 @@ func expectRefused(g Gomega, err error, claim string) {
 	g.Expect(err).To(MatchError(ContainSubstring("only the cnat controller (system:serviceaccount:cnat-system:cnat-controller) may")))
 }
 
-// TestPodClaims: a user who may do anything with Pods in a namespace (but is
-// not cnat's controller) can neither forge a Pod that claims to be an At's
-// run nor change or strip the claims of cnat's own Pods; the API server
-// itself refuses (the ValidatingAdmissionPolicy cnat-pod-claims), while
-// ordinary Pods and ordinary labels stay theirs, and the controller, as its
+// TestPodClaims: a user who may do anything with Pods in a namespace and
+// patch their status (but is not cnat's controller) can neither forge a Pod
+// that claims to be an At's run nor change or strip the claims and records
+// of cnat's own Pods, nor change what they run; the API server itself
+// refuses (the ValidatingAdmissionPolicy cnat-pod-claims), while ordinary
+// Pods and ordinary labels stay theirs, and the controller, as its
 // ServiceAccount, still creates and releases its Pods (and labels them
 // released, which a user may not do to a Pod that runs).
 func TestPodClaims(t *testing.T) {
@@ -78,6 +79,9 @@ func TestPodClaims(t *testing.T) {
 		Rules: []rbacv1.PolicyRule{{
 			APIGroups: []string{""}, Resources: []string{"pods"},
 			Verbs: []string{"create", "get", "list", "patch", "update", "delete"},
+		}, {
+			APIGroups: []string{""}, Resources: []string{"pods/status"},
+			Verbs: []string{"get", "patch", "update"},
 		}},
 	})).To(Succeed())
 	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{
@@ -171,6 +175,28 @@ func TestPodClaims(t *testing.T) {
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+cnatv1beta1.LabelReleased+`":"true"}}}`))
 		expectRefused(g, writer.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}}, patch),
 			"the label "+cnatv1beta1.LabelReleased+" says the At has recorded a Pod's run")
+	})
+
+	t.Run("labelling cnat's running Pod released through pods/status is refused", func(t *testing.T) {
+		g := NewWithT(t)
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+cnatv1beta1.LabelReleased+`":"true"}}}`))
+		expectRefused(g, writer.Status().Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}}, patch),
+			"the label "+cnatv1beta1.LabelReleased+" says the At has recorded a Pod's run")
+	})
+
+	t.Run("changing cnat's annotation on its Pod is refused", func(t *testing.T) {
+		g := NewWithT(t)
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+cnatv1beta1.AnnotationSpecHash+`":"0000000000000000"}}}`))
+		expectRefused(g, writer.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}}, patch),
+			"the annotation "+cnatv1beta1.AnnotationSpecHash)
+	})
+
+	t.Run("changing the image of cnat's running Pod is refused", func(t *testing.T) {
+		g := NewWithT(t)
+		patch := client.RawPatch(types.StrategicMergePatchType,
+			[]byte(`{"spec":{"containers":[{"name":"`+pod.Spec.Containers[0].Name+`","image":"docker.io/library/busybox:1.37"}]}}`))
+		expectRefused(g, writer.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: ns}}, patch),
+			"spec.containers of an At's Pod is what the At runs")
 	})
 
 	t.Run("an ordinary label on cnat's Pod is allowed", func(t *testing.T) {

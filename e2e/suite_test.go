@@ -30,8 +30,8 @@ import (
 // command (hack/kwok/stages.yaml). A real kubelet ignores them and runs the
 // command.
 const (
-	simulateExitCode = "cnat.programming-kubernetes.info/simulate-exit-code"
-	simulateDuration = "cnat.programming-kubernetes.info/simulate-duration"
+	simulateExitCode = "simulate.cnat.programming-kubernetes.info/exit-code"
+	simulateDuration = "simulate.cnat.programming-kubernetes.info/duration"
 )
 
 var (

@@ -57,10 +57,14 @@ type AtSpec struct {
 	// always Never; security settings it leaves unset get the values of the
 	// restricted Pod Security Standard (non-root, no privilege escalation, no
 	// capabilities, RuntimeDefault seccomp). Without command, its first
-	// container runs as the template says. Cannot change once the At has
-	// fired.
+	// container runs as the template says. Its labels and annotations may
+	// not use keys under cnat.programming-kubernetes.info/: those are the
+	// claims and records cnat puts on its Pods. Cannot change once the At
+	// has fired.
 	//
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.metadata) || !has(self.metadata.labels) || !self.metadata.labels.exists(k, k.startsWith('cnat.programming-kubernetes.info/'))",message="must not carry a label under cnat.programming-kubernetes.info/: those keys are the claims and records cnat puts on the Pods it creates",messageExpression="'must not carry the label ' + self.metadata.labels.filter(k, k.startsWith('cnat.programming-kubernetes.info/'))[0] + ': keys under cnat.programming-kubernetes.info/ are the claims and records cnat puts on the Pods it creates'",fieldPath=".metadata.labels",reason="FieldValueForbidden"
+	// +kubebuilder:validation:XValidation:rule="!has(self.metadata) || !has(self.metadata.annotations) || !self.metadata.annotations.exists(k, k.startsWith('cnat.programming-kubernetes.info/'))",message="must not carry an annotation under cnat.programming-kubernetes.info/: those keys are the claims and records cnat puts on the Pods it creates",messageExpression="'must not carry the annotation ' + self.metadata.annotations.filter(k, k.startsWith('cnat.programming-kubernetes.info/'))[0] + ': keys under cnat.programming-kubernetes.info/ are the claims and records cnat puts on the Pods it creates'",fieldPath=".metadata.annotations",reason="FieldValueForbidden"
 	Template *corev1.PodTemplateSpec `json:"template,omitempty"`
 
 	// How late the run may still start, in whole seconds after the schedule:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,11 +87,9 @@ func NewPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOpti
 	}
 	if at.Spec.Template != nil {
 		at.Spec.Template.Spec.DeepCopyInto(&pod.Spec)
-		maps.Copy(pod.Labels, at.Spec.Template.Labels)
-		maps.Copy(pod.Annotations, at.Spec.Template.Annotations)
+		copyNotCnats(pod.Labels, at.Spec.Template.Labels)
+		copyNotCnats(pod.Annotations, at.Spec.Template.Annotations)
 	}
-	// cnat's own labels and annotations come last: a template cannot take
-	// them over.
 	maps.Copy(pod.Labels, map[string]string{
 		cnatv1beta1.LabelAt:            at.Name,
 		cnatv1beta1.LabelAtUID:         string(at.UID),
@@ -133,6 +132,18 @@ func NewPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOpti
 		}
 	}
 	return pod
+}
+
+// copyNotCnats copies into dst the keys of src that are not under
+// cnatv1beta1.KeyPrefix. Admission refuses a template with such a key; an
+// At stored before that rule must still not claim its Pod for another At,
+// release it, or carry a key cnat did not set.
+func copyNotCnats(dst, src map[string]string) {
+	for k, v := range src {
+		if !strings.HasPrefix(k, cnatv1beta1.KeyPrefix) {
+			dst[k] = v
+		}
+	}
 }
 
 // SpecHash is a digest of what an At's Pod runs: spec.command,

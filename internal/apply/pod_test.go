@@ -233,6 +233,41 @@ func TestNewPod(t *testing.T) {
 	}
 }
 
+// TestNewPodDropsCnatKeysOfTheTemplate: of a template's labels and
+// annotations, none under cnat's prefix reaches the Pod (admission refuses
+// them; an At stored before that must not claim, release or mislabel its
+// Pod), and cnat's own are what the controller sets.
+func TestNewPodDropsCnatKeysOfTheTemplate(t *testing.T) {
+	g := NewWithT(t)
+	at := newAt("", &corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{
+			Labels: map[string]string{
+				"team": "payments", cnatv1beta1.LabelReleased: "true", cnatv1beta1.LabelAt: "someone-else",
+				cnatv1beta1.LabelAttempt: "7", cnatv1beta1.KeyPrefix + "anything": "x",
+			},
+			Annotations: map[string]string{
+				"example.com/owner": "payments", cnatv1beta1.AnnotationSpecHash: "forged",
+				cnatv1beta1.KeyPrefix + "anything": "x",
+			},
+		},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "alpine:3.20"}}},
+	})
+	pod := apply.NewPod(at, 1, scheduled, defaultOpts)
+	g.Expect(pod.Labels).To(Equal(map[string]string{
+		"team":                         "payments",
+		cnatv1beta1.LabelAt:            atName,
+		cnatv1beta1.LabelAtUID:         string(atUID),
+		cnatv1beta1.LabelAttempt:       "1",
+		"app.kubernetes.io/managed-by": "cnat",
+	}))
+	g.Expect(pod.Annotations).To(Equal(map[string]string{
+		"example.com/owner":                  "payments",
+		cnatv1beta1.AnnotationScheduledTime:  "2026-11-21T08:00:00Z",
+		cnatv1beta1.AnnotationSpecGeneration: "0",
+		cnatv1beta1.AnnotationSpecHash:       apply.SpecHash(at),
+	}))
+}
+
 // TestNewPodScheduledTime checks that the scheduled-time annotation is an
 // RFC 3339 time in UTC denoting the scheduled instant.
 func TestNewPodScheduledTime(t *testing.T) {

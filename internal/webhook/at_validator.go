@@ -3,6 +3,9 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -126,6 +129,22 @@ func validateAt(at *cnatv1beta1.At) field.ErrorList {
 		case "", corev1.RestartPolicyNever:
 		default:
 			errs = append(errs, field.NotSupported(podSpec.Child("restartPolicy"), t.Spec.RestartPolicy, []corev1.RestartPolicy{corev1.RestartPolicyNever}))
+		}
+		metadata := spec.Child("template", "metadata")
+		errs = append(errs, cnatKeys(metadata.Child("labels"), t.Labels)...)
+		errs = append(errs, cnatKeys(metadata.Child("annotations"), t.Annotations)...)
+	}
+	return errs
+}
+
+// cnatKeys refuses each key of a template's labels or annotations under
+// cnatv1beta1.KeyPrefix, naming it: the controller would overwrite it or,
+// stamped on the Pod, it would claim the Pod for another At or release it.
+func cnatKeys(path *field.Path, keys map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if strings.HasPrefix(k, cnatv1beta1.KeyPrefix) {
+			errs = append(errs, field.Forbidden(path.Key(k), "keys under "+cnatv1beta1.KeyPrefix+" are the claims and records cnat puts on the Pods it creates"))
 		}
 	}
 	return errs

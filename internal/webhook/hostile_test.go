@@ -193,6 +193,27 @@ func hostileInputs() []inputCase {
 		inputCase{class: "template", name: "a valid template", edit: template(container(nil)), accept: true, stored: "spec.template.spec.containers.0.image"},
 	)...)
 
+	// cnat's own keys: the claims and records it puts on its Pods.
+	withMetadata := func(field string, keys map[string]any) func(map[string]any) {
+		return set("spec.template", map[string]any{
+			"metadata": map[string]any{field: keys},
+			"spec":     map[string]any{"containers": []any{map[string]any{"name": "main"}}},
+		})
+	}
+	reserved := func(name, field, key string) inputCase {
+		return inputCase{class: "reserved keys", name: name, edit: withMetadata(field, map[string]any{"team": "payments", key: "true"}),
+			wantField: "spec.template.metadata." + field, wantText: key}
+	}
+	add(inBothVersions(
+		reserved("the released label", "labels", cnatv1beta1.LabelReleased),
+		reserved("a label naming another At", "labels", cnatv1beta1.LabelAt),
+		reserved("a label cnat does not use", "labels", cnatv1beta1.KeyPrefix+"anything"),
+		reserved("the spec-hash annotation", "annotations", cnatv1beta1.AnnotationSpecHash),
+		reserved("an annotation cnat does not use", "annotations", cnatv1beta1.KeyPrefix+"anything"),
+		inputCase{class: "reserved keys", name: "a key in a subdomain of cnat's", edit: withMetadata("labels", map[string]any{"team.cnat.programming-kubernetes.info/role": "x"}),
+			accept: true, stored: "spec.template.metadata.labels"},
+	)...)
+
 	// What the kernel passes to a container's process: every argument and
 	// environment string at most 131071 bytes (MaxCommandBytes), all of
 	// them together at most 1 MiB (MaxExecBytes). The figures are written

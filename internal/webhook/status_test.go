@@ -209,6 +209,14 @@ func TestRulesHoldWithoutTheAdmissionWebhooks(t *testing.T) {
 		{"a template without containers", template(map[string]any{}), "spec.template.spec.containers"},
 		{"a template quantity that does not parse", template(container(map[string]any{"resources": map[string]any{"limits": map[string]any{"cpu": "lots"}}})), "spec.template.spec.containers[0].resources.limits.cpu"},
 		{"neither command nor template", set("spec.command", nil), "spec.command"},
+		{"cnat's released label in the template", set("spec.template", map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{cnatv1beta1.LabelReleased: "true"}},
+			"spec":     map[string]any{"containers": []any{map[string]any{"name": "main"}}},
+		}), "spec.template.metadata.labels: Forbidden: must not carry the label " + cnatv1beta1.LabelReleased},
+		{"cnat's annotation in the template", set("spec.template", map[string]any{
+			"metadata": map[string]any{"annotations": map[string]any{cnatv1beta1.AnnotationSpecHash: "0"}},
+			"spec":     map[string]any{"containers": []any{map[string]any{"name": "main"}}},
+		}), "spec.template.metadata.annotations: Forbidden: must not carry the annotation " + cnatv1beta1.AnnotationSpecHash},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)

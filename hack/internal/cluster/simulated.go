@@ -5,16 +5,17 @@ import corev1 "k8s.io/api/core/v1"
 // The local cluster's simulated (kwok) nodes carry the label and the
 // NoSchedule taint SimulatedLabel=true (hack/cluster-up.sh); their simulated
 // kubelet (hack/kwok/stages.yaml) imitates a Pod's command as its
-// annotations say.
+// annotations say. Their keys are outside cnat's own prefix
+// (cnatv1beta1.KeyPrefix), which an At's template may not use.
 const (
 	SimulatedLabel = "cnat.programming-kubernetes.info/simulated"
 	// AnnotationDuration is how long the Pod runs, as a Go duration.
-	AnnotationDuration = "cnat.programming-kubernetes.info/simulate-duration"
+	AnnotationDuration = "simulate.cnat.programming-kubernetes.info/duration"
 	// AnnotationExitCode is the exit code it ends with.
-	AnnotationExitCode = "cnat.programming-kubernetes.info/simulate-exit-code"
+	AnnotationExitCode = "simulate.cnat.programming-kubernetes.info/exit-code"
 	// AnnotationStartDelay keeps it Pending on its node that long before
 	// its containers start.
-	AnnotationStartDelay = "cnat.programming-kubernetes.info/simulate-start-delay"
+	AnnotationStartDelay = "simulate.cnat.programming-kubernetes.info/start-delay"
 )
 
 // Simulated places a Pod spec on the simulated nodes: their label

@@ -35,8 +35,10 @@ type AtSpecApplyConfiguration struct {
 	// always Never; security settings it leaves unset get the values of the
 	// restricted Pod Security Standard (non-root, no privilege escalation, no
 	// capabilities, RuntimeDefault seccomp). Without command, its first
-	// container runs as the template says. Cannot change once the At has
-	// fired.
+	// container runs as the template says. Its labels and annotations may
+	// not use keys under cnat.programming-kubernetes.info/: those are the
+	// claims and records cnat puts on its Pods. Cannot change once the At
+	// has fired.
 	Template *v1.PodTemplateSpec `json:"template,omitempty"`
 	// How late the run may still start, in whole seconds after the schedule:
 	// if it cannot start within that many full seconds, it is not run and the
