@@ -296,6 +296,12 @@ func TestPodClaimsOnEveryPath(t *testing.T) {
 	t.Run("a kubelet reports the At's Pod running", func(t *testing.T) {
 		g := NewWithT(t)
 		live := &corev1.Pod{}
+		// The scheduler binds it to the kubelet's node: a kubelet writes the
+		// status of the Pods of its node only.
+		g.Expect(adminClient.Get(ctx, key, live)).To(Succeed())
+		g.Expect(adminClient.SubResource("binding").Create(ctx, live, &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Name: live.Name}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"},
+		})).To(Succeed())
 		g.Expect(kubelet.Get(ctx, key, live)).To(Succeed())
 		live.Status = testenv.RunningStatus(live, time.Now())
 		live.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
