@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -192,8 +193,16 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 			r.Metrics.recordLateness(r.Clock.Now().Sub(d.ScheduledTime))
 		}
 		// What the API server stored, after every mutating admission: a Pod
-		// stripped of cnat's claims is one the cache never shows.
-		return notTheRun(pod, at, "was created, but as the API server stored it (after mutating admission) it is not this At's run", nil), nil
+		// stripped of cnat's claims is one the cache never shows, so nothing
+		// would ever release it; its name still keeps the attempt from
+		// being made twice.
+		refusal := notTheRun(pod, at, "was created, but as the API server stored it (after mutating admission) it is not this At's run", nil)
+		if refusal != nil && tracked(pod) {
+			if err := r.release(ctx, pod); err != nil {
+				return nil, err
+			}
+		}
+		return refusal, nil
 	case apierrors.IsAlreadyExists(err):
 		existing := &corev1.Pod{}
 		getErr := r.APIReader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: name}, existing)
@@ -244,6 +253,11 @@ func (r *AtReconciler) release(ctx context.Context, pod *corev1.Pod) error {
 		return fmt.Errorf("removing the tracking finalizer of Pod %s: %w", pod.Name, err)
 	}
 	return nil
+}
+
+// tracked says whether pod carries cnat's tracking finalizer.
+func tracked(pod *corev1.Pod) bool {
+	return slices.Contains(pod.Finalizers, cnatv1beta1.TrackingFinalizer)
 }
 
 // SetupWithManager registers the reconciler: it watches Ats (through its

@@ -139,6 +139,7 @@ func TestPodStrippedOfClaimsIsReported(t *testing.T) {
 	var pods corev1.PodList
 	h.g.Expect(apiClient.List(h.ctx, &pods, client.InNamespace(h.ns))).To(Succeed())
 	h.g.Expect(pods.Items).To(HaveLen(1), "one Pod for the attempt, never a second")
+	h.g.Expect(pods.Items[0].Finalizers).NotTo(ContainElement(cnatv1beta1.TrackingFinalizer), "released: nothing would ever release a Pod the cache cannot see")
 }
 
 // TestPodCreateIsFollowedWithin30s: after it creates a Pod, the controller

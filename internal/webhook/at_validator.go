@@ -72,9 +72,6 @@ func (v *AtValidator) ValidateUpdate(ctx context.Context, old, at *cnatv1beta1.A
 	if err := validateAuthor(ctx, old, at); err != nil {
 		return nil, err
 	}
-	if err := validateStatusOwner(old, at); err != nil {
-		return nil, invalid(at, field.ErrorList{err})
-	}
 	if apiequality.Semantic.DeepEqual(old.Spec, at.Spec) {
 		return nil, nil
 	}
