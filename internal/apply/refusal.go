@@ -33,3 +33,11 @@ func PodFieldsInvalid(err error) bool {
 	}
 	return true
 }
+
+// ServerFailed reports whether err is the API server failing to decide (an
+// error of its own, a webhook it could not call, a timeout, throttling): the
+// same request may succeed unchanged later.
+func ServerFailed(err error) bool {
+	return apierrors.IsInternalError(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
+		apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsUnexpectedServerError(err)
+}

@@ -20,9 +20,7 @@ func judgeRefusal(err error) string {
 		return cnatv1beta1.ReasonPodInvalid
 	}
 	var status apierrors.APIStatus
-	if !errors.As(err, &status) || apierrors.IsInternalError(err) || apierrors.IsServerTimeout(err) ||
-		apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) ||
-		apierrors.IsUnexpectedServerError(err) {
+	if !errors.As(err, &status) || apply.ServerFailed(err) {
 		return cnatv1beta1.ReasonPodCreateFailed
 	}
 	return cnatv1beta1.ReasonPodForbidden

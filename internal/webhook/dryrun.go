@@ -59,8 +59,7 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 		// The API server's own validation of the Pod's fields: the spec is
 		// wrong, and the At is refused naming its field.
 		return nil, invalid(at, podErrorsAsAtErrors(at, err))
-	case apierrors.IsInternalError(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||
-		apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsUnexpectedServerError(err):
+	case apply.ServerFailed(err):
 		// The check could not be made: fail closed, the client retries.
 		return nil, apierrors.NewInternalError(fmt.Errorf("validating the At's Pod by a dry run: %w", err))
 	default:
