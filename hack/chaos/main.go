@@ -113,6 +113,7 @@ var scenarios = []scenario{
 	{"quota", (*harness).quota, false},
 	{"drain", (*harness).drain, false},
 	{"spoof", (*harness).spoof, false},
+	{"cotenant", (*harness).cotenant, false},
 	{"uninstall", (*harness).uninstall, false},
 }
 

@@ -22,6 +22,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // PodCreate is one Pod the API server created.
@@ -31,7 +32,9 @@ type PodCreate struct {
 	// Namespace and Name of the Pod.
 	Namespace, Name string
 	// OwnerUID and OwnerName are the UID and name of the Pod's controller
-	// owner reference; empty without one.
+	// owner reference when it names an At (RunOwner); empty otherwise: a
+	// Pod a co-tenant made with an At's UID under another kind is never
+	// that At's run.
 	OwnerUID, OwnerName string
 	// Time is when the API server received the request that created it.
 	Time time.Time
@@ -225,10 +228,24 @@ func (r *Record) Observe(pods []corev1.Pod) {
 
 func createOf(pod *corev1.Pod, t time.Time) PodCreate {
 	c := PodCreate{PodUID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name, Time: t}
-	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+	if ref := RunOwner(pod); ref != nil {
 		c.OwnerUID, c.OwnerName = string(ref.UID), ref.Name
 	}
 	return c
+}
+
+// RunOwner is the Pod's controller owner reference if it names an At (kind
+// At, group cnat.programming-kubernetes.info, any version), else nil: only
+// then can the Pod be an At's run.
+func RunOwner(pod metav1.Object) *metav1.OwnerReference {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil || ref.Kind != "At" {
+		return nil
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != atGroup {
+		return nil
+	}
+	return ref
 }
 
 func endOf(pod *corev1.Pod, t time.Time) (PodEnd, bool) {
