@@ -402,7 +402,7 @@ func (c *cotenancy) attackRunning(ctx context.Context, pod *corev1.Pod) {
 		c.forced.Add(1)
 	case "image":
 		image := pod.Spec.Containers[0].Image
-		if !strings.Contains(strings.Split(image, "/")[0], ".") {
+		if !strings.Contains(image, "/") {
 			image = "docker.io/library/" + image
 		}
 		patch := fmt.Sprintf(`[{"op":"replace","path":"/spec/containers/0/image","value":%q}]`, image)

@@ -53,8 +53,11 @@ type PodEnd struct {
 	Time time.Time
 	// Deleted is set when the Pod was deleted while it ran: the Pod that
 	// reached its terminal phase already had a deletion timestamp with a
-	// grace period (the API server deletes a finished Pod at once). Its
-	// run was interrupted, whatever it exited with, and is never re-run.
+	// grace period (the API server deletes a finished Pod at once), or,
+	// read from the terminal status write itself, a deletion timestamp of
+	// any grace period (--force, grace period 0) on a Pod whose command had
+	// started. Its run was interrupted, whatever it exited with, and is
+	// never re-run.
 	Deleted bool
 	// Disrupted is set when the Pod carried the DisruptionTarget condition
 	// when it ended: an eviction, a preemption, PodGC.
@@ -253,7 +256,10 @@ func endOf(pod *corev1.Pod, t time.Time) (PodEnd, bool) {
 		return PodEnd{}, false
 	}
 	end := PodEnd{PodUID: string(pod.UID), Phase: pod.Status.Phase, Time: t}
-	end.Deleted = pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds > 0
+	// A Pod listed at the end (t zero) may have been deleted at once after
+	// it ended; its terminal status write shows what came first.
+	graceful := pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds > 0
+	end.Deleted = pod.DeletionTimestamp != nil && (graceful || !t.IsZero() && showsStart(pod))
 	var disruption *corev1.PodCondition
 	for i, c := range pod.Status.Conditions {
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
