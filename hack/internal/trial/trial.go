@@ -81,7 +81,7 @@ type AtSpec struct {
 }
 
 // CreateAt creates the At name of spec s through the API version given
-// (v1beta1 or v1alpha1) and records it (Create).
+// (v1beta1 or v1alpha1) and records it (create).
 func (t *Trial) CreateAt(ctx context.Context, name, version string, s AtSpec) error {
 	return t.CreateAtAs(ctx, t.c, name, version, s)
 }
@@ -133,13 +133,9 @@ func (t *Trial) CreateAtAs(ctx context.Context, c client.Client, name, version s
 	})
 }
 
-// Create creates at (an At of either version) and records it as the
-// incarnation inc, whose UID it fills in; a refusal is recorded and
-// returned.
-func (t *Trial) Create(ctx context.Context, at client.Object, inc judge.Incarnation) error {
-	return t.create(ctx, t.c, at, inc)
-}
-
+// create creates at (an At of either version) as the user of c and
+// records it as the incarnation inc, whose UID it fills in; a refusal is
+// recorded and returned.
 func (t *Trial) create(ctx context.Context, c client.Client, at client.Object, inc judge.Incarnation) error {
 	err := c.Create(ctx, at)
 	t.mu.Lock()
