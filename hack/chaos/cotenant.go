@@ -241,16 +241,44 @@ func (h *harness) cotenant(ctx context.Context, r *run) error {
 	if err := c.check(ctx); err != nil {
 		return err
 	}
-	// The Ats with cnat's keys in their template deleted: their Pods must
-	// not stay Terminating (runScenario's check).
+	return c.deleteTemplated(ctx)
+}
+
+// deleteTemplated deletes the Ats with cnat's keys in their template kept
+// for it, and waits (at most 30 s) until the garbage collector has deleted
+// their Pods: from then on none may stay Terminating (runScenario's
+// check).
+func (c *cotenancy) deleteTemplated(ctx context.Context) error {
+	r := c.r
+	var names []string
 	c.deleteAfter.Range(func(name, _ any) bool {
-		a := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: name.(string)}}
-		if err := h.cl.Client.Delete(ctx, a); err != nil && !apierrors.IsNotFound(err) {
-			r.wrong("deleting At %s: %v", a.Name, err)
-		}
+		names = append(names, name.(string))
 		return true
 	})
-	return nil
+	for _, name := range names {
+		a := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: name}}
+		if err := r.h.cl.Client.Delete(ctx, a); err != nil && !apierrors.IsNotFound(err) {
+			r.wrong("deleting At %s: %v", name, err)
+		}
+	}
+	waiting := 0
+	return poll.Until(ctx, 500*time.Millisecond, 30*time.Second, func(context.Context) (bool, error) {
+		var pods corev1.PodList
+		// Listed with ctx: a list cut short by the wait's timeout is no
+		// answer.
+		if err := r.h.cl.Client.List(ctx, &pods, client.InNamespace(r.Namespace)); err != nil {
+			return false, nil // asked again
+		}
+		waiting = 0
+		for _, p := range pods.Items {
+			if slices.Contains(names, p.Labels[cnatv1beta1.LabelAt]) && p.DeletionTimestamp == nil {
+				waiting++
+			}
+		}
+		return waiting == 0, nil
+	}, func() error {
+		return fmt.Errorf("%d Pods of the deleted Ats not deleted by the garbage collector 30 s later", waiting)
+	})
 }
 
 // groupOf is the cotenant group of an At's name, <group>-<i>.
@@ -424,7 +452,7 @@ func (r *run) awaitLimited(ctx context.Context, limited bool) error {
 		answer = r.h.cl.Client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
 		return (answer != nil) == limited, nil
 	}, func() error {
-		return fmt.Errorf("a Pod requesting %s CPU refused by the LimitRange: %t after a minute, not %t (%v)", limitedCPU, answer != nil, limited, answer)
+		return fmt.Errorf("a Pod requesting %s CPU refused by the LimitRange: %t after a minute, not %t (%w)", limitedCPU, answer != nil, limited, answer)
 	})
 }
 
