@@ -172,7 +172,7 @@ CHAOS_SIZE ?= default
 CHAOS_ARGS ?=
 
 .PHONY: chaos
-chaos: cluster build ## Attack cnat's promises on the local cluster (controller SIGKILLed, leader stopped, API server and etcd restarted, webhook down, Ats re-created, Pods deleted, Pods refused by a policy, a webhook and a quota, nodes drained, Pods forged by a user, uninstall), judged from the audit log; CHAOS_SIZE=small|default.
+chaos: cluster build ## Attack cnat's promises on the local cluster (controller SIGKILLed, leader stopped, API server and etcd restarted, webhook down, Ats re-created, Pods deleted, Pods refused by a policy, a webhook and a quota, nodes drained, Pods forged by a user, a co-tenant's decoys, forged statuses, forced deletions and revoked rights, uninstall), judged from the audit log; CHAOS_SIZE=small|default.
 	hack/chaos.sh -size=$(CHAOS_SIZE) $(CHAOS_ARGS)
 
 .PHONY: e2e-real

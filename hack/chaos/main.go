@@ -14,13 +14,16 @@
 // plays the kubelet.
 //
 // Each scenario runs in a namespace of its own, left for inspection, and
-// prints, after its findings, exactly one line
+// prints, after its findings, the lines
 //
 //	chaos <name>: ats=N pods=P duplicates=D lost=L silent=S falseSucceeded=F
+//	chaos <name>: terminating=T breaches=B wrong=W
 //
-// The command exits 1 if any scenario has D, L, S or F above 0 or an attack
-// the API server should have refused got through (spoof), or if the judge
-// does not see the duplicate Pod the selfcheck scenario makes by hand.
+// T are its Pods left Terminating by cnat's tracking finalizer, B the
+// attacks the API server should have refused that got through (spoof,
+// cotenant), W the cotenant scenario's own checks that failed. The command
+// exits 1 if any scenario has one of these above 0, or if the judge does not
+// see the duplicate Pod the selfcheck scenario makes by hand.
 package main
 
 import (
@@ -113,6 +116,7 @@ var scenarios = []scenario{
 	{"quota", (*harness).quota, false},
 	{"drain", (*harness).drain, false},
 	{"spoof", (*harness).spoof, false},
+	{"cotenant", (*harness).cotenant, false},
 	{"uninstall", (*harness).uninstall, false},
 }
 

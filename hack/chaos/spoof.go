@@ -111,34 +111,45 @@ func (h *harness) spoof(ctx context.Context, r *run) error {
 }
 
 // impersonate gives the spoof user its Role in the namespace and returns a
-// client that acts as that user. An ordinary Pod (dry run) must be allowed:
-// otherwise the refusals would prove nothing.
+// client that acts as that user.
 func (r *run) impersonate(ctx context.Context) (client.Client, error) {
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: spoofUser},
-		Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{""}, Resources: []string{"pods"},
-			Verbs: []string{"create", "get", "list", "patch", "update", "delete"},
-		}},
+	if err := r.grant(ctx, spoofUser, spoofUser, rbacv1.PolicyRule{
+		APIGroups: []string{""}, Resources: []string{"pods"},
+		Verbs: []string{"create", "get", "list", "patch", "update", "delete"},
+	}); err != nil {
+		return nil, err
 	}
+	return r.clientAs(ctx, spoofUser)
+}
+
+// grant binds user, in the namespace, to a Role name with the rules given.
+func (r *run) grant(ctx context.Context, user, name string, rules ...rbacv1.PolicyRule) error {
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: name}, Rules: rules}
 	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: spoofUser},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: spoofUser},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: spoofUser}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}},
 	}
 	for _, obj := range []client.Object{role, binding} {
 		if err := r.h.cl.Client.Create(ctx, obj); err != nil {
-			return nil, fmt.Errorf("creating %T %s: %w", obj, spoofUser, err)
+			return fmt.Errorf("creating %T %s: %w", obj, name, err)
 		}
 	}
+	return nil
+}
+
+// clientAs returns a client that acts as user, once an ordinary Pod (dry
+// run) is admitted from it: the user may create Pods, or the refusals of
+// its attacks would prove nothing.
+func (r *run) clientAs(ctx context.Context, user string) (client.Client, error) {
 	rc := rest.CopyConfig(r.h.cl.Config)
-	rc.Impersonate = rest.ImpersonationConfig{UserName: spoofUser}
+	rc.Impersonate = rest.ImpersonationConfig{UserName: user}
 	c, err := client.New(rc, client.Options{Scheme: r.h.cl.Scheme})
 	if err != nil {
 		return nil, err
 	}
 	// RBAC takes effect through the API server's informers: wait for it.
-	what := fmt.Sprintf("user %s allowed to create an ordinary Pod after its RoleBinding", spoofUser)
+	what := fmt.Sprintf("user %s allowed to create an ordinary Pod after its RoleBinding", user)
 	if _, err := r.awaitAdmission(ctx, c, nil, what, admitted); err != nil {
 		return nil, err
 	}

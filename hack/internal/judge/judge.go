@@ -39,7 +39,7 @@ type Incarnation struct {
 
 // Sample is how an At stood at one moment, as the API server held it: its
 // phase and reason, and whether a Pod of its own (controller owner reference
-// its UID) existed. The harness lists the Ats, then the Pods: a Pod the At
+// of kind At with its UID: RunOwner) existed. The harness lists the Ats, then the Pods: a Pod the At
 // had when it was listed is in the Pod list too (it carries cnat's tracking
 // finalizer until its run is recorded).
 type Sample struct {
@@ -55,10 +55,12 @@ type Sample struct {
 const SilentAfter = 20 * time.Second
 
 // explains are the status reasons that say why an At that is due has no
-// Pod: its Pod was refused, its Pod's name is taken, its author may not
-// create Pods, it missed its deadline.
+// Pod: its Pod was refused (by admission, for its fields as the namespace
+// shapes them now, or because its author may no longer create Pods), its
+// Pod's name is taken, it missed its deadline.
 var explains = map[string]bool{
-	"PodForbidden": true, "PodCreateFailed": true, "PodNameTaken": true, "AuthorForbidden": true, "Missed": true,
+	"PodForbidden": true, "PodCreateFailed": true, "PodInvalid": true, "AuthorForbidden": true,
+	"PodNameTaken": true, "Missed": true,
 }
 
 // started are the phases of an At that started its run (or ended).
@@ -89,7 +91,7 @@ type Verdict struct {
 	// Silent is the number of incarnations that, sampled SilentAfter or
 	// more after their time, had no Pod and a status that did not say why
 	// (a phase that has not started, and a reason other than PodForbidden,
-	// PodCreateFailed, PodNameTaken, AuthorForbidden or Missed).
+	// PodCreateFailed, PodInvalid, AuthorForbidden, PodNameTaken or Missed).
 	Silent int `json:"silent"`
 	// FalseSucceeded is the number of incarnations still there at the end
 	// that are Succeeded although the run they report was interrupted

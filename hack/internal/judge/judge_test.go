@@ -563,3 +563,46 @@ func TestUnstartedIsReadFromTheTerminalWrite(t *testing.T) {
 		"p5": false, // not disrupted: a failure
 	}))
 }
+
+func TestForcedDeletionIsReadFromTheTerminalWrite(t *testing.T) {
+	g := NewWithT(t)
+	forced := deletedWhileRunning(pod("x-1", "p1", "a1", corev1.PodFailed, ptr.To[int32](137)))
+	forced.DeletionGracePeriodSeconds = ptr.To[int64](0)
+	unscheduled := pod("x-2", "p2", "a1", corev1.PodFailed, nil)
+	unscheduled.Spec.NodeName = ""
+	unscheduled.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
+	unscheduled.DeletionGracePeriodSeconds = ptr.To[int64](0)
+	rec := read(g,
+		event("patch", "status", 200, forced, 1),
+		event("patch", "status", 200, unscheduled, 2),
+	)
+	// Listed at the end only: deleted at once, perhaps after it ended.
+	listed := forced
+	listed.UID = "p3"
+	rec.Observe([]corev1.Pod{listed})
+	got := map[string]bool{}
+	for _, e := range rec.Ends {
+		got[e.PodUID] = e.Deleted
+	}
+	g.Expect(got).To(Equal(map[string]bool{
+		"p1": true,  // deleted with grace period 0 while its command ran
+		"p2": false, // deleted before its command started
+		"p3": false, // no terminal write: which came first is not known
+	}))
+}
+
+func TestADecoyIsNoAtsRun(t *testing.T) {
+	g := NewWithT(t)
+	decoy := pod("x-1", "p1", "a1", corev1.PodSucceeded, ptr.To[int32](0))
+	decoy.OwnerReferences[0].APIVersion, decoy.OwnerReferences[0].Kind = "example.com/v1", "Decoy"
+	other := pod("x-2", "p2", "a1", corev1.PodSucceeded, ptr.To[int32](0))
+	other.OwnerReferences[0].Kind = "Schedule"
+	own := pod("x-3", "p3", "a1", corev1.PodSucceeded, ptr.To[int32](0))
+	var rec Record
+	rec.Observe([]corev1.Pod{decoy, other, own})
+	owners := map[string]string{}
+	for _, c := range rec.Creates {
+		owners[c.PodUID] = c.OwnerUID
+	}
+	g.Expect(owners).To(Equal(map[string]string{"p1": "", "p2": "", "p3": "a1"}))
+}

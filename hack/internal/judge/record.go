@@ -22,6 +22,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // PodCreate is one Pod the API server created.
@@ -31,7 +32,9 @@ type PodCreate struct {
 	// Namespace and Name of the Pod.
 	Namespace, Name string
 	// OwnerUID and OwnerName are the UID and name of the Pod's controller
-	// owner reference; empty without one.
+	// owner reference when it names an At (RunOwner); empty otherwise: a
+	// Pod a co-tenant made with an At's UID under another kind is never
+	// that At's run.
 	OwnerUID, OwnerName string
 	// Time is when the API server received the request that created it.
 	Time time.Time
@@ -50,8 +53,11 @@ type PodEnd struct {
 	Time time.Time
 	// Deleted is set when the Pod was deleted while it ran: the Pod that
 	// reached its terminal phase already had a deletion timestamp with a
-	// grace period (the API server deletes a finished Pod at once). Its
-	// run was interrupted, whatever it exited with, and is never re-run.
+	// grace period (the API server deletes a finished Pod at once), or,
+	// read from the terminal status write itself, a deletion timestamp of
+	// any grace period (--force, grace period 0) on a Pod whose command had
+	// started. Its run was interrupted, whatever it exited with, and is
+	// never re-run.
 	Deleted bool
 	// Disrupted is set when the Pod carried the DisruptionTarget condition
 	// when it ended: an eviction, a preemption, PodGC.
@@ -225,10 +231,24 @@ func (r *Record) Observe(pods []corev1.Pod) {
 
 func createOf(pod *corev1.Pod, t time.Time) PodCreate {
 	c := PodCreate{PodUID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name, Time: t}
-	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+	if ref := RunOwner(pod); ref != nil {
 		c.OwnerUID, c.OwnerName = string(ref.UID), ref.Name
 	}
 	return c
+}
+
+// RunOwner is the Pod's controller owner reference if it names an At (kind
+// At, group cnat.programming-kubernetes.info, any version), else nil: only
+// then can the Pod be an At's run.
+func RunOwner(pod metav1.Object) *metav1.OwnerReference {
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil || ref.Kind != "At" {
+		return nil
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != atGroup {
+		return nil
+	}
+	return ref
 }
 
 func endOf(pod *corev1.Pod, t time.Time) (PodEnd, bool) {
@@ -236,7 +256,10 @@ func endOf(pod *corev1.Pod, t time.Time) (PodEnd, bool) {
 		return PodEnd{}, false
 	}
 	end := PodEnd{PodUID: string(pod.UID), Phase: pod.Status.Phase, Time: t}
-	end.Deleted = pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds > 0
+	// A Pod listed at the end (t zero) may have been deleted at once after
+	// it ended; its terminal status write shows what came first.
+	graceful := pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds > 0
+	end.Deleted = pod.DeletionTimestamp != nil && (graceful || !t.IsZero() && showsStart(pod))
 	var disruption *corev1.PodCondition
 	for i, c := range pod.Status.Conditions {
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {

@@ -81,8 +81,14 @@ type AtSpec struct {
 }
 
 // CreateAt creates the At name of spec s through the API version given
-// (v1beta1 or v1alpha1) and records it (Create).
+// (v1beta1 or v1alpha1) and records it (create).
 func (t *Trial) CreateAt(ctx context.Context, name, version string, s AtSpec) error {
+	return t.CreateAtAs(ctx, t.c, name, version, s)
+}
+
+// CreateAtAs is CreateAt as the user of the client c (an impersonating
+// client): the At's author.
+func (t *Trial) CreateAtAs(ctx context.Context, c client.Client, name, version string, s AtSpec) error {
 	var deadline *int64
 	if s.Deadline > 0 {
 		deadline = ptr.To(s.Deadline)
@@ -122,16 +128,16 @@ func (t *Trial) CreateAt(ctx context.Context, name, version string, s AtSpec) er
 	default:
 		return fmt.Errorf("creating At %s: API version %q is neither %s nor %s", name, version, cnatv1beta1.GroupVersion.Version, cnatv1alpha1.GroupVersion.Version)
 	}
-	return t.Create(ctx, at, judge.Incarnation{
+	return t.create(ctx, c, at, judge.Incarnation{
 		BackoffLimit: s.BackoffLimit, Due: s.At.Truncate(time.Second), Deadline: s.Deadline > 0, Expect: s.Expect,
 	})
 }
 
-// Create creates at (an At of either version) and records it as the
-// incarnation inc, whose UID it fills in; a refusal is recorded and
-// returned.
-func (t *Trial) Create(ctx context.Context, at client.Object, inc judge.Incarnation) error {
-	err := t.c.Create(ctx, at)
+// create creates at (an At of either version) as the user of c and
+// records it as the incarnation inc, whose UID it fills in; a refusal is
+// recorded and returned.
+func (t *Trial) create(ctx context.Context, c client.Client, at client.Object, inc judge.Incarnation) error {
+	err := c.Create(ctx, at)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err != nil && ctx.Err() != nil {
@@ -189,7 +195,7 @@ func (t *Trial) sampleOnce(ctx context.Context) {
 	}
 	hasPod := map[types.UID]bool{}
 	for i := range pods.Items {
-		if ref := metav1.GetControllerOfNoCopy(&pods.Items[i]); ref != nil {
+		if ref := judge.RunOwner(&pods.Items[i]); ref != nil {
 			hasPod[ref.UID] = true
 		}
 	}
