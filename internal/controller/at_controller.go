@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -18,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
@@ -197,7 +197,7 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 		// would ever release it; its name still keeps the attempt from
 		// being made twice.
 		refusal := notTheRun(pod, at, "was created, but as the API server stored it (after mutating admission) it is not this At's run", nil)
-		if refusal != nil && tracked(pod) {
+		if refusal != nil && controllerutil.ContainsFinalizer(pod, cnatv1beta1.TrackingFinalizer) {
 			if err := r.release(ctx, pod); err != nil {
 				return nil, err
 			}
@@ -253,11 +253,6 @@ func (r *AtReconciler) release(ctx context.Context, pod *corev1.Pod) error {
 		return fmt.Errorf("removing the tracking finalizer of Pod %s: %w", pod.Name, err)
 	}
 	return nil
-}
-
-// tracked says whether pod carries cnat's tracking finalizer.
-func tracked(pod *corev1.Pod) bool {
-	return slices.Contains(pod.Finalizers, cnatv1beta1.TrackingFinalizer)
 }
 
 // SetupWithManager registers the reconciler: it watches Ats (through its

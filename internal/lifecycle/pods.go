@@ -170,10 +170,11 @@ func MarkSeen(pod *corev1.Pod, deletedWhileRunning, finished bool) {
 	pod.Status.Conditions = slices.DeleteFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
 		return c.Type == SeenDeletedWhileRunning || c.Type == SeenFinished
 	})
-	for condition, set := range map[corev1.PodConditionType]bool{SeenDeletedWhileRunning: deletedWhileRunning, SeenFinished: finished} {
-		if set {
-			pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: condition, Status: corev1.ConditionTrue})
-		}
+	if deletedWhileRunning {
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: SeenDeletedWhileRunning, Status: corev1.ConditionTrue})
+	}
+	if finished {
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: SeenFinished, Status: corev1.ConditionTrue})
 	}
 }
 
