@@ -4,14 +4,19 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/testenv"
 )
 
 // TestAttackStrippedPodLeaksFinalizerAcrossRestart: createPod releases a Pod
@@ -55,4 +60,50 @@ func TestAttackStrippedPodLeaksFinalizerAcrossRestart(t *testing.T) {
 	h.g.Expect(pods.Items).To(HaveLen(1))
 	h.g.Expect(pods.Items[0].Finalizers).NotTo(ContainElement(cnatv1beta1.TrackingFinalizer),
 		"released after the restart: nothing else will ever release a Pod the cache cannot see")
+}
+
+// TestAttackEvictionOfAFinishedPodRunsItAgainEnvtest: the API server's side
+// of TestAttackEvictionOfAFinishedPodRunsItAgain (internal/lifecycle). An
+// At's Pod ran and exited 0; its kubelet reported that with
+// status.observedGeneration equal to the Pod's generation. The controller
+// did not see the end (it restarted: its watch's history is gone). A
+// co-tenant then evicts the long-finished Pod (pods/eviction, create: no
+// PDB is consulted for a terminal Pod). The API server adds DisruptionTarget
+// (EvictionByEvictionAPI), deletes the Pod at once and gives it a new
+// generation, so observedGeneration < generation records that the exit 0
+// came before the eviction. The restarted controller reads a disruption,
+// and with backoff left it makes attempt 2: "a run that ended is not run
+// again" is broken, at a co-tenant's choice of time.
+func TestAttackEvictionOfAFinishedPodRunsItAgainEnvtest(t *testing.T) {
+	h := newHarness(t)
+	podName := h.runningAt("evicted")
+	// Its kubelet: exit 0, reported knowing the Pod's current generation.
+	pod := h.bindPod(podName)
+	pod.Status = testenv.TerminatedStatus(pod, 0, h.clock.Now())
+	pod.Status.ObservedGeneration = pod.Generation
+	h.g.Expect(apiClient.Status().Update(h.ctx, pod)).To(Succeed())
+	finishedGen := h.pod(podName).Generation
+
+	// The co-tenant, while cnat is down.
+	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: podName, Namespace: h.ns}}
+	h.g.Expect(apiClient.SubResource("eviction").Create(h.ctx, h.pod(podName), eviction)).To(Succeed())
+	evicted := h.pod(podName)
+	t.Logf("after the eviction: phase %s, generation %d (was %d), observedGeneration %d, deletionGracePeriodSeconds %v, conditions %v",
+		evicted.Status.Phase, evicted.Generation, finishedGen, evicted.Status.ObservedGeneration,
+		ptr.Deref(evicted.DeletionGracePeriodSeconds, -1), evicted.Status.Conditions)
+
+	// cnat comes back (a new reconciler: no watch history).
+	h.r = h.newReconciler(interceptor.Funcs{})
+	h.clock.Step(time.Minute)
+	_ = h.reconcileErr("evicted")
+	h.clock.Step(10 * time.Minute)
+	_ = h.reconcileErr("evicted")
+	at := h.at("evicted")
+	t.Logf("the At: phase %s, reason %s, attempts %d, message %q", at.Status.Phase, at.Status.Reason, at.Status.Attempts, at.Status.Message)
+	var names []string
+	for _, p := range h.pods("evicted") {
+		names = append(names, p.Name)
+	}
+	h.g.Expect(names).To(HaveLen(1), "the run ended with exit 0 before the eviction: no attempt 2")
+	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
 }
