@@ -196,13 +196,7 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 		// stripped of cnat's claims is one the cache never shows, so nothing
 		// would ever release it; its name still keeps the attempt from
 		// being made twice.
-		refusal := notTheRun(pod, at, "was created, but as the API server stored it (after mutating admission) it is not this At's run", nil)
-		if refusal != nil && controllerutil.ContainsFinalizer(pod, cnatv1beta1.TrackingFinalizer) {
-			if err := r.release(ctx, pod); err != nil {
-				return nil, err
-			}
-		}
-		return refusal, nil
+		return r.notTheRun(ctx, pod, at, "was created, but as the API server stored it (after mutating admission) it is not this At's run", nil)
 	case apierrors.IsAlreadyExists(err):
 		existing := &corev1.Pod{}
 		getErr := r.APIReader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: name}, existing)
@@ -214,7 +208,7 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 		case getErr != nil:
 			return nil, fmt.Errorf("reading Pod %s, which exists already: %w", name, getErr)
 		}
-		return notTheRun(existing, at, "exists but is not this At's run", err), nil
+		return r.notTheRun(ctx, existing, at, "exists but is not this At's run", err)
 	}
 	err = fmt.Errorf("creating Pod %s: %w", name, err)
 	return &lifecycle.Refusal{Reason: judgeRefusal(err), Err: err}, nil
@@ -222,11 +216,19 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 
 // notTheRun is nil when pod is at's run (apply.RunOf), else the refusal
 // that reports it (PodNameTaken): cnat never adopts, changes or counts it.
-// cause is the create's error, if it failed.
-func notTheRun(pod *corev1.Pod, at *cnatv1beta1.At, how string, cause error) *lifecycle.Refusal {
+// cause is the create's error, if it failed. Such a Pod that carries the
+// tracking finalizer, which only cnat can put on a Pod, is one cnat made
+// and the API server stored without its claims: the cache never shows it,
+// so it is released here, whichever reconcile finds it.
+func (r *AtReconciler) notTheRun(ctx context.Context, pod *corev1.Pod, at *cnatv1beta1.At, how string, cause error) (*lifecycle.Refusal, error) {
 	_, why := apply.RunOf(pod, at)
 	if why == nil {
-		return nil
+		return nil, nil
+	}
+	if controllerutil.ContainsFinalizer(pod, cnatv1beta1.TrackingFinalizer) {
+		if err := r.release(ctx, pod); err != nil {
+			return nil, err
+		}
 	}
 	err := fmt.Errorf("pod %s is not the run of At %s: %w", pod.Name, at.Name, why)
 	if cause != nil {
@@ -236,7 +238,7 @@ func notTheRun(pod *corev1.Pod, at *cnatv1beta1.At, how string, cause error) *li
 		Reason:  cnatv1beta1.ReasonPodNameTaken,
 		Message: fmt.Sprintf("Pod %s %s: %v; cnat never adopts, changes or counts it: delete it to let the At run", pod.Name, how, why),
 		Err:     err,
-	}
+	}, nil
 }
 
 // release removes the tracking finalizer from a Pod whose attempt the At's

@@ -104,6 +104,7 @@ func TestAttackEvictionOfAFinishedPodRunsItAgainEnvtest(t *testing.T) {
 	for _, p := range h.pods("evicted") {
 		names = append(names, p.Name)
 	}
-	h.g.Expect(names).To(HaveLen(1), "the run ended with exit 0 before the eviction: no attempt 2")
+	// The evicted Pod, released once its run is recorded, may be gone.
+	h.g.Expect(names).NotTo(ContainElement(h.podName("evicted", 2)), "the run ended with exit 0 before the eviction: no attempt 2")
 	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
 }

@@ -96,13 +96,20 @@ func readPod(pod *corev1.Pod, seenStopping, seenFinished bool) podResult {
 	// recorded as stopping is then its disruption, not a deletion.
 	seen := seenStopping && disruption == nil || hasCondition(pod, SeenDeletedWhileRunning)
 	deletedAtOnce := deleted && ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0 && !seen
+	before, known := reportedBeforeDeletion(pod)
+	if disruption != nil && disruption.Reason != podGCReason && terminal && deleted && known && before {
+		// Its kubelet reported the end before the Pod's deletion, which
+		// came with the disruption (an eviction or a preemption of a
+		// finished Pod): the disruption came after the run. PodGC writes
+		// the end itself.
+		disruption = nil
+	}
 	if disruption != nil && disruption.Reason == podGCReason && deleted && !deletedAtOnce {
 		// PodGC deletes at once; a Pod it found deleted with a grace period
 		// (its node gone since) was deleted by someone else first, and that
 		// deletion is what the At reports.
 		disruption = nil
 	}
-	before, known := reportedBeforeDeletion(pod)
 	// Where the kubelet reports no generation, a finished Pod deleted unseen
 	// keeps its own outcome (docs/reliability.md, what cannot be known).
 	seenFinished = seenFinished || hasCondition(pod, SeenFinished) || before || !known
