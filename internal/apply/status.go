@@ -36,11 +36,25 @@ func Status(ctx context.Context, c client.Client, at *cnatv1beta1.At, status *cn
 	if err != nil {
 		return false, fmt.Errorf("reading the status fields owned by %s: %w", StatusFieldManager, err)
 	}
-	unchanged, err := Unchanged(applyconfiguration.NewTypeConverter(c.Scheme()), desired, owned)
+	tc := applyconfiguration.NewTypeConverter(c.Scheme())
+	unchanged, err := Unchanged(tc, desired, owned)
 	if err != nil || unchanged {
 		return false, err
 	}
 	log.FromContext(ctx).V(1).Info("Writing status", "phase", status.Phase, "reason", status.Reason, "attempts", status.Attempts)
+	stale, err := leftBehind(tc, at, desired)
+	if err != nil {
+		return false, err
+	}
+	if stale {
+		// An update replaces the status whole, on the same condition.
+		updated := at.DeepCopy()
+		updated.Status = *status.DeepCopy()
+		if err := c.Status().Update(ctx, updated, client.FieldOwner(StatusFieldManager)); err != nil {
+			return false, fmt.Errorf("updating status (an apply would leave fields it does not own): %w", err)
+		}
+		return true, nil
+	}
 	desired.WithResourceVersion(at.ResourceVersion)
 	if err := c.Status().Apply(ctx, desired, client.FieldOwner(StatusFieldManager), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("applying status: %w", err)

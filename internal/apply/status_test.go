@@ -66,6 +66,25 @@ func TestStatus(t *testing.T) {
 		FieldManager: apply.StatusFieldManager,
 		Force:        ptr.To(true),
 	}
+	// reset is live after its managed fields were reset and the API server
+	// gave them to before-first-apply on the next apply, which owns the
+	// same fields: the manager no longer owns exitCode alone.
+	reset := func() *cnatv1beta1.At {
+		at := live(apply.StatusFieldManager)
+		at.Status = *succeeded()
+		at.ManagedFields[0].FieldsV1 = metav1.NewFieldsV1(`{"f:status":{"f:attempts":{},"f:exitCode":{},"f:phase":{},"f:podName":{},"f:startTime":{}}}`)
+		at.ManagedFields = append(at.ManagedFields, metav1.ManagedFieldsEntry{
+			Manager: "before-first-apply", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: cnatv1beta1.GroupVersion.String(),
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:attempts":{},"f:exitCode":{},"f:phase":{},"f:podName":{},"f:startTime":{}}}`),
+		})
+		return at
+	}
+	// failed drops exitCode, which neither apply may remove after reset.
+	failed := func() *cnatv1beta1.AtStatus {
+		s := running()
+		s.Phase = cnatv1beta1.PhaseFailed
+		return s
+	}
 	conflict := apierrors.NewConflict(schema.GroupResource{Group: cnatv1beta1.GroupVersion.Group, Resource: "ats"}, atName, nil)
 
 	tests := []struct {
@@ -76,7 +95,42 @@ func TestStatus(t *testing.T) {
 		want     []statusApply
 		wantErr  error
 		wantSent bool
+		// wantUpdate is the status written whole by an update.
+		wantUpdate *cnatv1beta1.AtStatus
 	}{
+		{
+			name: "the first status of an At: applied",
+			at: func() *cnatv1beta1.At {
+				at := newAt("date", nil)
+				at.ResourceVersion = "7"
+				return at
+			}(),
+			status: running(), wantSent: true,
+			want: []statusApply{{
+				Subresource: "status",
+				Object: atac.At(atName, atNamespace).WithResourceVersion("7").WithStatus(atac.AtStatus().
+					WithPhase(cnatv1beta1.PhaseRunning).WithAttempts(1).WithPodName("hello-7f3c1a52-1").
+					WithStartTime(metav1.Time{Time: started})),
+				FieldManager: apply.StatusFieldManager,
+				Force:        ptr.To(true),
+			}},
+		},
+		{
+			name: "a field the manager no longer owns alone, left out: the status is updated whole",
+			at:   reset(), status: failed(), wantSent: true, wantUpdate: failed(),
+		},
+		{
+			name: "a field another manager owns too, set again: applied",
+			at:   reset(), status: func() *cnatv1beta1.AtStatus { s := succeeded(); s.Attempts = 2; return s }(), wantSent: true,
+			want: []statusApply{{
+				Subresource: "status",
+				Object: atac.At(atName, atNamespace).WithResourceVersion("7").WithStatus(atac.AtStatus().
+					WithPhase(cnatv1beta1.PhaseSucceeded).WithAttempts(2).WithPodName("hello-7f3c1a52-1").
+					WithStartTime(metav1.Time{Time: started}).WithExitCode(0)),
+				FieldManager: apply.StatusFieldManager,
+				Force:        ptr.To(true),
+			}},
+		},
 		{name: "the status the manager owns: nothing sent", at: live(apply.StatusFieldManager), status: running()},
 		{
 			name: "a changed status: applied over the At it was decided on, owning its fields by force",
@@ -104,12 +158,22 @@ func TestStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			var got []statusApply
+			var updated *cnatv1beta1.AtStatus
 			c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(newScheme(g)).Build(), interceptor.Funcs{
 				SubResourceApply: func(_ context.Context, _ client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
 					o := &client.SubResourceApplyOptions{}
 					o.ApplyOpts(opts)
 					got = append(got, statusApply{Subresource: sub, Object: obj, FieldManager: o.FieldManager, Force: o.Force})
 					return tc.refusal
+				},
+				SubResourceUpdate: func(_ context.Context, _ client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+					o := &client.SubResourceUpdateOptions{}
+					o.ApplyOptions(opts)
+					g.Expect(sub).To(Equal("status"))
+					g.Expect(o.FieldManager).To(Equal(apply.StatusFieldManager))
+					g.Expect(obj.GetResourceVersion()).To(Equal("7"), "updated on the At it was decided on")
+					updated = &obj.(*cnatv1beta1.At).Status
+					return nil
 				},
 			})
 			before := tc.at.DeepCopy()
@@ -121,6 +185,7 @@ func TestStatus(t *testing.T) {
 			}
 			g.Expect(written).To(Equal(tc.wantSent))
 			g.Expect(got).To(BeComparableTo(tc.want))
+			g.Expect(updated).To(BeComparableTo(tc.wantUpdate))
 			g.Expect(tc.at).To(BeComparableTo(before), "Status modified the At")
 		})
 	}

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"bytes"
+	"encoding/json"
 	"maps"
 	"strings"
 
@@ -52,21 +54,27 @@ func ClientOptions() client.Options {
 }
 
 // trimAt drops from an At the store keeps whole what the controller never
-// reads: the managed fields of every manager but the status writer's (it
-// compares its apply with what that manager owns) and kubectl's
+// reads: of the managed fields, all but who owns the status (the status
+// writer compares its apply with what it owns, and with what others own
+// that its apply could not remove), and kubectl's
 // last-applied-configuration annotation.
 func trimAt(obj any) (any, error) {
 	at, ok := obj.(*cnatv1beta1.At)
 	if !ok {
 		return obj, nil
 	}
-	var own []metav1.ManagedFieldsEntry
+	var kept []metav1.ManagedFieldsEntry
 	for _, entry := range at.ManagedFields {
 		if entry.Manager == apply.StatusFieldManager {
-			own = append(own, entry)
+			kept = append(kept, entry)
+			continue
+		}
+		if status, ok := statusFields(entry.FieldsV1); ok {
+			entry.FieldsV1 = status
+			kept = append(kept, entry)
 		}
 	}
-	at.ManagedFields = own
+	at.ManagedFields = kept
 	delete(at.Annotations, corev1.LastAppliedConfigAnnotation)
 	return at, nil
 }
@@ -111,4 +119,18 @@ func trimPod(obj any) (any, error) {
 		}
 	}
 	return pod, nil
+}
+
+// statusFields is the part of fields that is under status, if any. Most
+// entries own none: the creator's, the admission webhook's.
+func statusFields(fields *metav1.FieldsV1) (*metav1.FieldsV1, bool) {
+	const key = `"f:status"`
+	if fields == nil || !bytes.Contains(fields.GetRawBytes(), []byte(key)) {
+		return nil, false
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(fields.GetRawBytes(), &top); err != nil || top["f:status"] == nil {
+		return nil, false
+	}
+	return metav1.NewFieldsV1(`{"f:status":` + string(top["f:status"]) + `}`), true
 }
