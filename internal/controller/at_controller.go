@@ -80,7 +80,7 @@ type AtReconciler struct {
 const podsByAt = "cnat.programming-kubernetes.info/at"
 
 // +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats,verbs=get;list;watch;delete
-// +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats/status,verbs=get;patch
+// +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats/status,verbs=get;patch;update
 // +kubebuilder:rbac:groups=cnat.programming-kubernetes.info,resources=ats/finalizers,verbs=update
 //
 // The Pods the controller creates name their At as owner with
