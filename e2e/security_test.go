@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -188,4 +189,45 @@ func TestStatusIsTheControllersAlone(t *testing.T) {
 	err := mallory.Status().Update(ctx, u)
 	g.Expect(err).To(Satisfy(apierrors.IsForbidden))
 	g.Expect(stored()).To(BeComparableTo(before))
+}
+
+// TestManagedFieldsResetDoesNotFreezeTheStatus: a user who may patch Ats,
+// and nothing else, resets the managed fields of a running At. The
+// controller, with the rights its manifests give it, still records the
+// outcome, and a Succeeded At is not left Reconciling (kstatus would read
+// it InProgress for good).
+func TestManagedFieldsResetDoesNotFreezeTheStatus(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := testNamespace(t)
+	const user = "mallory-ats"
+	g.Expect(admin.Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{cnatv1beta1.GroupVersion.Group}, Resources: []string{"ats"}, Verbs: []string{"get", "patch"}}},
+	})).To(Succeed())
+	g.Expect(admin.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	})).To(Succeed())
+	mallory := impersonating(t, user)
+
+	at := runs(ns, "reset", in(0), "sleep 15", 0, 15*time.Second)
+	g.Expect(admin.Create(ctx, at)).To(Succeed())
+	g.Eventually(func(g Gomega) cnatv1beta1.Phase {
+		got := get(g, ns, at.Name)
+		g.Expect(got.Status.PodName).NotTo(BeEmpty())
+		return got.Status.Phase
+	}, timeout).Should(Equal(cnatv1beta1.PhaseRunning))
+	g.Expect(mallory.Patch(ctx, &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Name: at.Name, Namespace: ns}},
+		client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"managedFields":[{}]}}`)))).To(Succeed())
+
+	g.Eventually(phaseOf(ns, at.Name), timeout).Should(Equal(cnatv1beta1.PhaseSucceeded))
+	g.Expect(get(g, ns, at.Name).Status.Conditions).NotTo(ContainElement(HaveField("Type", "Reconciling")))
+	g.Eventually(func(g Gomega) []string {
+		pods := podsOf(g, ns, at.Name)
+		g.Expect(pods).To(HaveLen(1))
+		return pods[0].Finalizers
+	}, timeout).ShouldNot(ContainElement(cnatv1beta1.TrackingFinalizer))
 }
