@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -236,4 +238,34 @@ func TestLatenessObservedOnceThePodExists(t *testing.T) {
 	_, err = r.Reconcile(h.ctx, req) // the Pod's watch event
 	h.g.Expect(err).NotTo(HaveOccurred())
 	h.g.Expect(h.at("quota").Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
+}
+
+// TestDeletedAtReleasesPodsTheCacheDoesNotShow: the At is deleted while a
+// Pod of its still carries the tracking finalizer but is not in the
+// controller's cache — here labelled released by someone, where no policy
+// stops it, which takes it out of the cache's selection. The reconcile of
+// the deletion reads the At's Pods from the API server, released or not,
+// and removes the finalizer: no Pod, and so no namespace, stays
+// Terminating.
+func TestDeletedAtReleasesPodsTheCacheDoesNotShow(t *testing.T) {
+	h := newHarness(t)
+	// The cache's selection: no released Pod.
+	h.r = h.newReconciler(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		if err := c.List(ctx, list, opts...); err != nil {
+			return err
+		}
+		if pods, ok := list.(*corev1.PodList); ok {
+			pods.Items = slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return p.Labels[cnatv1beta1.LabelReleased] != "" })
+		}
+		return nil
+	}})
+	podName := h.runningAt("gone")
+	pod := h.pod(podName)
+	h.g.Expect(apiClient.Patch(h.ctx, pod, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+cnatv1beta1.LabelReleased+`":"true"}}}`)))).To(Succeed())
+	h.g.Expect(apiClient.Delete(h.ctx, h.at("gone"))).To(Succeed())
+	// The garbage collector's part (envtest runs none): the Pod deleted.
+	h.g.Expect(apiClient.Delete(h.ctx, pod)).To(Succeed())
+
+	h.reconcile("gone")
+	h.g.Expect(h.pod(podName).Finalizers).NotTo(ContainElement(cnatv1beta1.TrackingFinalizer), "nothing keeps the Pod once its kubelet is done")
 }

@@ -104,8 +104,10 @@ func Decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 func decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 	if at == nil {
 		// The At is gone: its Pods' outcomes have nobody left to be recorded
-		// for. Confirmed, since a lagging cache may not show an At yet.
-		return Decision{Release: trackedPods(pods), Confirm: true}
+		// for. Confirmed, since a lagging cache may not show an At yet, and
+		// every Pod of its name read from the API server, released or not:
+		// one the cache does not show would stay Terminating for good.
+		return Decision{Release: trackedPods(pods), Confirm: true, ConfirmPods: true}
 	}
 	if at.DeletionTimestamp != nil {
 		return Decision{Release: trackedPods(pods)}
