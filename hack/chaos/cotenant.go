@@ -521,31 +521,11 @@ func (c *cotenancy) failover(ctx context.Context, later time.Time) error {
 	if err := rep.Kill(); err != nil {
 		return err
 	}
-	deleted := map[types.UID]bool{}
-	for _, p := range pods {
-		if err := c.tenant.Delete(ctx, &p, client.Preconditions{UID: &p.UID}); err != nil {
-			return fmt.Errorf("deleting Pod %s as %s: %w", p.Name, cotenantUser, err)
-		}
-		deleted[p.UID] = true
+	deleted, err := deleteUntilKubeletDone(ctx, c.tenant, pods, list, func() []corev1.Pod { return pods })
+	if err != nil {
+		return fmt.Errorf("as %s: %w", cotenantUser, err)
 	}
-	waiting := 0
-	if err := poll.Until(ctx, 200*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
-		if _, err := list(ctx); err != nil {
-			return false, err
-		}
-		waiting = 0
-		for _, p := range pods {
-			if deleted[p.UID] && (p.Status.Phase != corev1.PodFailed || ptr.Deref(p.DeletionGracePeriodSeconds, 1) != 0) {
-				waiting++
-			}
-		}
-		return waiting == 0, nil
-	}, func() error {
-		return fmt.Errorf("%d Pods deleted during the failover not stopped and deleted at once by their kubelet 30 s later", waiting)
-	}); err != nil {
-		return err
-	}
-	fmt.Printf("chaos cotenant: controller SIGKILLed; %d running Pods deleted gracefully, stopped and deleted again by their kubelet; controller started\n", len(deleted))
+	fmt.Printf("chaos cotenant: controller SIGKILLed; %d running Pods deleted gracefully, stopped and deleted again by their kubelet; controller started\n", deleted)
 	return rep.start(ctx, false)
 }
 

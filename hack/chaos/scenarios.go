@@ -440,32 +440,12 @@ func (r *run) deleteRunning(ctx context.Context, want int) error {
 		return err
 	}
 	defer func() { _ = controller.Signal(syscall.SIGCONT) }()
-	deleted := map[types.UID]bool{}
-	for _, p := range running {
-		if err := r.h.cl.Client.Delete(ctx, &p, client.Preconditions{UID: &p.UID}); err != nil {
-			return fmt.Errorf("deleting Pod %s: %w", p.Name, err)
-		}
-		deleted[p.UID] = true
-	}
-	waiting := 0
-	if err := poll.Until(ctx, 200*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
-		if _, err := list(ctx); err != nil {
-			return false, err
-		}
-		waiting = 0
-		for _, p := range pods {
-			if deleted[p.UID] && (p.Status.Phase != corev1.PodFailed || ptr.Deref(p.DeletionGracePeriodSeconds, 1) != 0) {
-				waiting++
-			}
-		}
-		return waiting == 0, nil
-	}, func() error {
-		return fmt.Errorf("%d deleted Pods not killed and deleted again by their kubelet 30 s later", waiting)
-	}); err != nil {
+	deleted, err := deleteUntilKubeletDone(ctx, r.h.cl.Client, running, list, func() []corev1.Pod { return pods })
+	if err != nil {
 		return err
 	}
-	fmt.Printf("chaos poddelete: %d running Pods deleted while the controller was stopped; their kubelet killed them and deleted them again at once\n", len(deleted))
-	if len(deleted) == 0 {
+	fmt.Printf("chaos poddelete: %d running Pods deleted while the controller was stopped; their kubelet killed them and deleted them again at once\n", deleted)
+	if deleted == 0 {
 		return fmt.Errorf("none of the %d Pods to delete while running ran within 20 s", want)
 	}
 	return nil
@@ -495,4 +475,34 @@ func (h *harness) janitor(ctx context.Context, r *run) error {
 		return err
 	}
 	return h.killThroughFiring(ctx, r, at)
+}
+
+// deleteUntilKubeletDone deletes every Pod of victims (that very Pod: its
+// UID) with c, then waits (at most 30 s) until their kubelet has stopped
+// them and deleted them again at once, as list, which refreshes current,
+// shows. It returns how many it deleted.
+func deleteUntilKubeletDone(ctx context.Context, c client.Client, victims []corev1.Pod, list func(context.Context) (bool, error), current func() []corev1.Pod) (int, error) {
+	deleted := map[types.UID]bool{}
+	for _, p := range victims {
+		if err := c.Delete(ctx, &p, client.Preconditions{UID: &p.UID}); err != nil {
+			return 0, fmt.Errorf("deleting Pod %s: %w", p.Name, err)
+		}
+		deleted[p.UID] = true
+	}
+	waiting := 0
+	err := poll.Until(ctx, 200*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) {
+		if _, err := list(ctx); err != nil {
+			return false, err
+		}
+		waiting = 0
+		for _, p := range current() {
+			if deleted[p.UID] && (p.Status.Phase != corev1.PodFailed || ptr.Deref(p.DeletionGracePeriodSeconds, 1) != 0) {
+				waiting++
+			}
+		}
+		return waiting == 0, nil
+	}, func() error {
+		return fmt.Errorf("%d deleted Pods not stopped and deleted again by their kubelet 30 s later", waiting)
+	})
+	return len(deleted), err
 }
