@@ -56,7 +56,7 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, " ") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-var knownStages = []string{"raw", "shaped", "cnat", "cronjob", "admission"}
+var knownStages = []string{"raw", "shaped", "cnat", "floor", "job", "cronjob", "admission"}
 
 // outputFlags are left out of the command line the report shows: they say
 // where results go, not what was measured.
@@ -65,12 +65,12 @@ var outputFlags = []string{"kubeconfig", "controller-log", "json", "doc", "plot"
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	stages := fs.String("stages", "raw,cnat,cronjob", "Comma-separated stages to run, in order: raw (the limit), shaped (raw creates of Pods shaped as cnat's), cnat, cronjob, admission (N ConfigMaps, N Pods and N pending Ats created at -concurrency: the rates).")
+	stages := fs.String("stages", "raw,cnat,floor,job,cronjob", "Comma-separated stages to run, in order: raw (the limit), shaped (raw creates of Pods shaped as cnat's), cnat, floor (the contract's writes alone, by the bench's client, the controller stopped), job (suspended Jobs unsuspended at T), cronjob, admission (N ConfigMaps, N Pods and N pending Ats created at -concurrency: the rates).")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", ".local/kubeconfig", "Kubeconfig of the local cluster, with administrator rights.")
-	fs.IntVar(&o.n, "n", 1000, "Units per stage: Ats, raw Pods, CronJobs, all due at one instant.")
-	fs.IntVar(&o.concurrency, "concurrency", 20, "Concurrent requests of the bench's unthrottled client (raw Pods, creating Ats and CronJobs).")
-	fs.DurationVar(&o.lead, "lead", 0, "How far ahead the Ats are due when their creation starts (0: 10s + 25ms per At, so that all exist before T).")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "How long after T the raw and cnat stages wait for all to be terminal.")
+	fs.IntVar(&o.n, "n", 1000, "Units per stage: Ats, raw Pods, Jobs, CronJobs, all due at one instant.")
+	fs.IntVar(&o.concurrency, "concurrency", 20, "Concurrent requests of the bench's unthrottled client (raw Pods, creating Ats, Jobs and CronJobs, unsuspending the Jobs) and workers of the floor stage.")
+	fs.DurationVar(&o.lead, "lead", 0, "How far ahead the Ats are due, and the Jobs unsuspended, when their creation starts (0: 10s + 25ms per At, 10s + 10ms per Job, so that all exist before T; the floor stage adds 15s to stop the controller).")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "How long after T the raw, shaped, cnat, floor and job stages wait for all to be terminal.")
 	fs.DurationVar(&o.cronTimeout, "cronjob-timeout", 6*time.Minute, "How long after T the cronjob stage waits for all Jobs to be terminal.")
 	fs.IntVar(&o.podsPerNode, "pods-per-node", 110, "Pod capacity of each simulated node the bench adds; it adds enough for all Pods of a stage to fit at once.")
 	fs.StringVar(&o.namespacePrefix, "namespace-prefix", "cnat-bench", "Prefix of the namespaces the stages run in (deleted afterwards).")
@@ -285,6 +285,10 @@ func (b *bench) runStage(ctx context.Context, result *Result, name string, round
 		s, err = b.runRaw(ctx, name == "shaped")
 	case "cnat":
 		s, err = b.runCnat(ctx)
+	case "floor":
+		s, err = b.runFloor(ctx)
+	case "job":
+		s, err = b.runJob(ctx)
 	case "cronjob":
 		s, err = b.runCronJob(ctx)
 	}
