@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	cnatac "github.com/programming-kubernetes/cnat/api/applyconfiguration/api/v1beta1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/hack/internal/judge"
 	"github.com/programming-kubernetes/cnat/internal/apply"
@@ -38,7 +40,7 @@ const floorLead = 15 * time.Second
 // as cnat renders it (apply.NewPod: the owner reference and the tracking
 // finalizer), write the At's status once the Pod exists (Running) and once
 // it has finished (the outcome), each as lifecycle.Decide says and applied
-// as the controller applies it (apply.Status), and release the Pod's
+// as the controller applies it (applyStatus), and release the Pod's
 // finalizer as the controller does. No Events, no confirming read, no
 // retries. The controller is started again once all are terminal.
 func (b *bench) runFloor(ctx context.Context) (*Stage, error) {
@@ -233,7 +235,9 @@ func (f *floorClient) next(ctx context.Context) bool {
 	}
 	defer f.queue.Done(name)
 	if err := f.sync(ctx, name); err != nil {
-		f.errors.Add(1)
+		if f.errors.Add(1) == 1 {
+			fmt.Printf("bench: floor: %v; retrying\n", err)
+		}
 		f.lastError.Store(err.Error())
 		f.queue.AddRateLimited(name)
 		return true
@@ -268,13 +272,10 @@ func (f *floorClient) sync(ctx context.Context, name string) error {
 	u.created = true
 	d := lifecycle.Decide(u.at, []corev1.Pod{*pod}, time.Now())
 	if d.Status != nil && d.Status.Phase != u.at.Status.Phase {
-		if _, err := apply.Status(ctx, f.b.c.Client, u.at, d.Status); err != nil {
+		if err := applyStatus(ctx, f.b.c.Client, u.at, d.Status); err != nil {
 			return fmt.Errorf("writing the status of At %s: %w", name, err)
 		}
 		u.at.Status = *d.Status
-		// The floor client is the At's only writer from here on: no
-		// precondition is needed, and it reads no At back.
-		u.at.ResourceVersion = ""
 	}
 	if !u.at.Status.Phase.Finished() || !slices.Contains(pod.Finalizers, cnatv1beta1.TrackingFinalizer) {
 		return nil
@@ -287,4 +288,21 @@ func (f *floorClient) sync(ctx context.Context, name string) error {
 		return fmt.Errorf("releasing the Pod of At %s: %w", name, err)
 	}
 	return nil
+}
+
+// applyStatus applies status as the At's whole status, as the controller
+// does (apply.Status: server-side apply under its status field manager,
+// forced), but without its resourceVersion precondition: the floor client
+// is the At's only writer once the controller is stopped, and it reads no
+// At back to learn the version its last write made.
+func applyStatus(ctx context.Context, c client.Client, at *cnatv1beta1.At, status *cnatv1beta1.AtStatus) error {
+	raw, err := json.Marshal(status)
+	if err != nil {
+		return err
+	}
+	statusAC := cnatac.AtStatus()
+	if err := json.Unmarshal(raw, statusAC); err != nil {
+		return err
+	}
+	return c.Status().Apply(ctx, cnatac.At(at.Name, at.Namespace).WithStatus(statusAC), client.FieldOwner(apply.StatusFieldManager), client.ForceOwnership)
 }

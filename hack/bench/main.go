@@ -20,6 +20,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
@@ -170,6 +173,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
+	// The controller's packages the bench calls (apply) log through
+	// controller-runtime; the bench prints what it has to say itself.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, opts, command(os.Args[1:])); err != nil {
