@@ -93,6 +93,11 @@ func (b *bench) runFloor(ctx context.Context) (*Stage, error) {
 	}
 	f.fire()
 	stage.AllTerminal = rec.waitTerminal(ctx, kindAt, b.opts.n, stage.T.Add(b.opts.timeout))
+	// The releases that follow the last outcomes belong to the stage, as
+	// the controller's do to the cnat stage.
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return f.released.Load() >= int64(b.opts.n), nil
+	})
 	f.stop()
 	if err := b.finishMeter(ctx, m, stage, ns, controllerWrites{match: isCnatWrite, benchBeforeT: float64(b.opts.n)}); err != nil {
 		return nil, err
@@ -152,6 +157,8 @@ type floorClient struct {
 	queue  workqueue.TypedRateLimitingInterface[string]
 	cancel context.CancelFunc
 	done   chan struct{}
+	// released counts the Pods released.
+	released atomic.Int64
 	// errors counts failed writes (retried); lastError is the last one.
 	errors    atomic.Int64
 	lastError atomic.Value
@@ -160,8 +167,8 @@ type floorClient struct {
 // floorUnit is one At as the floor client knows it. The queue hands a name
 // to one worker at a time, so no lock is needed.
 type floorUnit struct {
-	at      *cnatv1beta1.At
-	created bool
+	at                *cnatv1beta1.At
+	created, released bool
 }
 
 // startFloorClient starts the Pod watch (synced before it returns) and the
@@ -277,7 +284,7 @@ func (f *floorClient) sync(ctx context.Context, name string) error {
 		}
 		u.at.Status = *d.Status
 	}
-	if !u.at.Status.Phase.Finished() || !slices.Contains(pod.Finalizers, cnatv1beta1.TrackingFinalizer) {
+	if u.released || !u.at.Status.Phase.Finished() || !slices.Contains(pod.Finalizers, cnatv1beta1.TrackingFinalizer) {
 		return nil
 	}
 	// The controller's release: the finalizer off, the released label on.
@@ -287,6 +294,8 @@ func (f *floorClient) sync(ctx context.Context, name string) error {
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("releasing the Pod of At %s: %w", name, err)
 	}
+	u.released = true
+	f.released.Add(1)
 	return nil
 }
 

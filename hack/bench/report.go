@@ -349,11 +349,16 @@ func renderStages(r *Result) string {
 		lags = append(lags, fmt.Sprintf("%s %s", r.label(s, s.Name), fmtSeconds(s.WatchLagSeconds)))
 	}
 	fmt.Fprintf(&b, "\nCross-check of the watch: largest Pod ADD received minus its creationTimestamp (whole seconds, so up to 1 s is truncation): %s.\n", strings.Join(lags, ", "))
-	var stored []string
+	var stored, settled []string
 	for _, s := range r.Stages {
 		stored = append(stored, fmt.Sprintf("%s %d", r.label(s, s.Name), s.EventsStored))
+		cell := fmt.Sprintf("%s %s", r.label(s, s.Name), fmtSeconds(s.EventsSettleSeconds))
+		if !s.EventsSettled {
+			cell += " (still arriving)"
+		}
+		settled = append(settled, cell)
 	}
-	fmt.Fprintf(&b, "\nEvents stored in the cluster as each stage began (each stage removes its own): %s.\n", strings.Join(stored, ", "))
+	fmt.Fprintf(&b, "\nEvents stored in the cluster as each stage began (each stage removes its own): %s. Waited after all were terminal for the stage's Events to settle, before the last reading: %s.\n", strings.Join(stored, ", "), strings.Join(settled, ", "))
 	return b.String()
 }
 

@@ -65,8 +65,13 @@ type Stage struct {
 	// EventsStored is how many Events the API server held, in all
 	// namespaces, when the stage began: the same in every pair if nothing
 	// drifts.
-	EventsStored int           `json:"eventsStored"`
-	Verdict      judge.Verdict `json:"verdict"`
+	EventsStored int `json:"eventsStored"`
+	// EventsSettleSeconds is how long after all were terminal the bench
+	// waited for the namespace's Events to stop changing before its last
+	// reading; EventsSettled is false if they still changed then.
+	EventsSettleSeconds float64       `json:"eventsSettleSeconds"`
+	EventsSettled       bool          `json:"eventsSettled"`
+	Verdict             judge.Verdict `json:"verdict"`
 	// WatchLagSeconds is the cross-check of the watch: the largest
 	// received-minus-creationTimestamp of a Pod (includes up to 1 s of
 	// timestamp truncation).
@@ -125,9 +130,19 @@ func (b *bench) startMeter(ctx context.Context, s *Stage) (*meter, error) {
 	return startMeter(ctx, b.c.Kube)
 }
 
-// finishMeter counts the Events of the stage's namespace and fills in what
-// the API server did over the stage.
+// finishMeter waits for the stage's Events to settle, counts them and
+// fills in what the API server did over the stage: the units' whole life,
+// their Events included, even where those come after the last unit was
+// seen terminal.
 func (b *bench) finishMeter(ctx context.Context, m *meter, s *Stage, namespace string, w controllerWrites) error {
+	waited, settled, err := settleEvents(ctx, b.c.Kube, namespace)
+	if err != nil {
+		return err
+	}
+	s.EventsSettleSeconds, s.EventsSettled = waited.Seconds(), settled
+	if !settled {
+		fmt.Printf("bench: stage %s: Events still arriving %s after all were terminal; counted as they stand\n", s.Name, settleTimeout)
+	}
 	events, err := countEvents(ctx, b.c.Kube, namespace, s.T)
 	if err != nil {
 		return err
