@@ -55,6 +55,20 @@ func apiserverCost(ctx context.Context, opts options, root string) ([]CostStep, 
 		},
 		BinaryAssetsDirectory: filepath.Join(root, "bin"),
 	}
+	if opts.apiserverAudit {
+		// The local cluster's audit policy and backend, as kwokctl sets them
+		// (a log file; blocking, the log backend's default): what the audit
+		// costs.
+		dir, err := os.MkdirTemp("", "cnat-bench-audit-")
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		env.ControlPlane.GetAPIServer().Configure().
+			Set("audit-policy-file", filepath.Join(root, "hack", "kwok", "audit-policy.yaml")).
+			Set("audit-log-path", filepath.Join(dir, "audit.log")).
+			Set("audit-log-mode", "blocking")
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest (binaries from bin/; run make tools): %w", err)

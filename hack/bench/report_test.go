@@ -46,7 +46,7 @@ func fixture() *Result {
 				Controller: &ControllerUsage{CPUAdmissionSeconds: 4.2, CPUFiringSeconds: 9.8, PeakRSSBytes: 80 << 20},
 			},
 			{
-				Name: "cronjob", Title: "CronJob controller (kube-controller-manager defaults)", N: 1000,
+				Name: "cronjob", Title: "CronJob controller (kube-controller-manager, 5 CronJob workers)", N: 1000,
 				Job:         &Distribution{Count: 1000, P50: 58, P90: 100, P99: 117, Max: 118},
 				FirstPod:    Distribution{Count: 990, P50: 108, P90: 190, P99: 214, Max: 217},
 				AllTerminal: false, WritesPerUnit: 5.5,
@@ -67,8 +67,8 @@ func TestRenderTables(t *testing.T) {
 	for _, want := range []string{
 		"| raw Pod creates, unthrottled client, concurrency 20 (the limit) | 1.20 s / 2.10 s / 2.50 s / 2.60 s | 1.0× | T+20.0 s | 1.00 | 5.0 ms | 0 / 0 |",
 		"| **cnat** | 13.2 s / 22.0 s / 25.7 s / 26.1 s | 10.3× | T+35.9 s (1.8×) | 4.00 (3.00) | 12.0 ms (8.0 ms) | 0 / 0 |",
-		"| CronJob controller (kube-controller-manager defaults): Job | 58.0 s / 100 s / 117 s / 118 s | 46.8× |  |  |  |  |",
-		"| CronJob controller (kube-controller-manager defaults): first Pod | 108 s / 190 s / 214 s / 217 s | 85.6× | not by the end (990 of 1000) | 5.50 | — | 0 / 10 |",
+		"| CronJob controller (kube-controller-manager, 5 CronJob workers): Job | 58.0 s / 100 s / 117 s / 118 s | 46.8× |  |  |  |  |",
+		"| CronJob controller (kube-controller-manager, 5 CronJob workers): first Pod | 108 s / 190 s / 214 s / 217 s | 85.6× | not by the end (990 of 1000) | 5.50 | — | 0 / 10 |",
 		"| 6.50 s | 4.2 s | 9.8 s | 80 MiB | 0 |",
 		// By code, and after T in brackets for the stage whose Ats came first.
 		"| `APPLY ats/status.cnat.programming-kubernetes.info` | 200 |  | 3.00 (2.00) |  |",

@@ -391,7 +391,7 @@ func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	stage := &Stage{Name: "cronjob", Title: "CronJob controller (kube-controller-manager defaults)", N: b.opts.n}
+	stage := &Stage{Name: "cronjob", Title: "CronJob controller (kube-controller-manager, 5 CronJob workers)", N: b.opts.n}
 	// The next minute with room to create them all first.
 	stage.T = time.Now().Add(b.opts.cronLeadFor(b.opts.n)).Truncate(time.Minute).Add(time.Minute)
 	fmt.Printf("bench: cronjob: creating %d CronJobs due at %s (%s ahead)\n", b.opts.n, stage.T.Format(time.TimeOnly), time.Until(stage.T).Round(time.Second))
