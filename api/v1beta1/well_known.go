@@ -26,7 +26,6 @@ const (
 const (
 	ReasonScheduled            = "Scheduled"
 	ReasonSuspended            = "Suspended"
-	ReasonStarted              = "Started"
 	ReasonRunning              = "Running"
 	ReasonRetrying             = "Retrying"
 	ReasonCompleted            = "Completed"
@@ -77,6 +76,14 @@ const (
 	// once, which is never one clean run.
 	ReasonCommandRestarted = "CommandRestarted"
 )
+
+// ReasonStarted was the reason of the Event that announced an attempt's
+// start.
+//
+// Deprecated: the controller no longer emits it: the Reconciling condition,
+// status.attempts and status.startTime say it. Kept so that code that names
+// it still compiles.
+const ReasonStarted = "Started"
 
 // Bounds of the status strings, as the CRD schema states them (the
 // +kubebuilder:validation markers on AtStatus, in both versions, must say the

@@ -26,6 +26,8 @@ type CostStep struct {
 	Round, N            int
 	Step                string
 	Seconds, CPUSeconds float64
+	// Life is the life (lifeAt, lifeJob) whose total the step is part of.
+	Life string `json:",omitempty"`
 }
 
 // stepAtCreate is the step every other step of its run is compared with.
@@ -53,6 +55,20 @@ func apiserverCost(ctx context.Context, opts options, root string) ([]CostStep, 
 		},
 		BinaryAssetsDirectory: filepath.Join(root, "bin"),
 	}
+	if opts.apiserverAudit {
+		// The local cluster's audit policy and backend, as kwokctl sets them
+		// (a log file; blocking, the log backend's default): what the audit
+		// costs.
+		dir, err := os.MkdirTemp("", "cnat-bench-audit-")
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		env.ControlPlane.GetAPIServer().Configure().
+			Set("audit-policy-file", filepath.Join(root, "hack", "kwok", "audit-policy.yaml")).
+			Set("audit-log-path", filepath.Join(dir, "audit.log")).
+			Set("audit-log-mode", "blocking")
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest (binaries from bin/; run make tools): %w", err)
@@ -70,7 +86,7 @@ func apiserverCost(ctx context.Context, opts options, root string) ([]CostStep, 
 		if err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			return steps, err
 		}
-		measure := func(step string, count int, do func(ctx context.Context, i int) error) error {
+		measureLife := func(step, life string, count int, do func(ctx context.Context, i int) error) error {
 			fmt.Printf("bench: -apiserver-cost, run %d of %d: %s\n", round, opts.repeat, step)
 			before, err := apiserverCPU(ctx, c)
 			if err != nil {
@@ -84,8 +100,11 @@ func apiserverCost(ctx context.Context, opts options, root string) ([]CostStep, 
 			}
 			took := time.Since(start)
 			after, err := apiserverCPU(ctx, c)
-			steps = append(steps, CostStep{Round: round, Step: step, N: count, Seconds: took.Seconds(), CPUSeconds: after - before})
+			steps = append(steps, CostStep{Round: round, Step: step, N: count, Seconds: took.Seconds(), CPUSeconds: after - before, Life: life})
 			return errors.Join(err, <-profiled)
+		}
+		measure := func(step string, count int, do func(ctx context.Context, i int) error) error {
+			return measureLife(step, "", count, do)
 		}
 		createPod := func(ctx context.Context, pod *corev1.Pod) error {
 			_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
@@ -137,6 +156,9 @@ func apiserverCost(ctx context.Context, opts options, root string) ([]CostStep, 
 		}); err != nil {
 			return steps, err
 		}
+		if err := lifeCost(ctx, c, ns, n, measureLife); err != nil {
+			return steps, err
+		}
 	}
 	return steps, nil
 }
@@ -186,8 +208,51 @@ func parseCPU(exposition []byte) (float64, error) {
 
 // renderCost is the table of -apiserver-cost: per step and run, the API
 // server's CPU per object and the objects created or written per second,
-// and each step's CPU per object as a ratio to the At create's of the run.
+// and each step's CPU per object as a ratio to the At create's of the run;
+// then, per run, the CPU of an At's and a Job's whole life, the sums of
+// their steps' CPU per object.
 func renderCost(steps []CostStep) string {
+	var out strings.Builder
+	out.WriteString(renderCostSteps(steps))
+	type lives struct{ at, job float64 }
+	perRound := map[int]*lives{}
+	var rounds []int
+	for _, s := range steps {
+		if s.Life == "" {
+			continue
+		}
+		l := perRound[s.Round]
+		if l == nil {
+			l = &lives{}
+			perRound[s.Round] = l
+			rounds = append(rounds, s.Round)
+		}
+		if s.Life == lifeAt {
+			l.at += s.CPUSeconds / float64(s.N)
+		} else {
+			l.job += s.CPUSeconds / float64(s.N)
+		}
+	}
+	if len(rounds) == 0 {
+		return out.String()
+	}
+	out.WriteString("\nThe API server's CPU over a whole life, the sum of its steps per object:\n\n| run | an At's life | a Job's life | At ÷ Job |\n| --- | --- | --- | --- |\n")
+	var ratios []float64
+	for _, round := range rounds {
+		l := perRound[round]
+		fmt.Fprintf(&out, "| %d | %.2f ms | %.2f ms | %s |\n", round, 1000*l.at, 1000*l.job, orDash("%.2f×", l.at/l.job))
+		if l.at > 0 && l.job > 0 {
+			ratios = append(ratios, l.at/l.job)
+		}
+	}
+	if len(rounds) > 1 {
+		fmt.Fprintf(&out, "| median [range] |  |  | %s |\n", spread(ratios, "%.2f×"))
+	}
+	return out.String()
+}
+
+// renderCostSteps is the table of every step of -apiserver-cost.
+func renderCostSteps(steps []CostStep) string {
 	var out strings.Builder
 	out.WriteString("| run | step | objects | API server CPU per object | ÷ At create | objects per second |\n| --- | --- | --- | --- | --- | --- |\n")
 	perObject := func(s CostStep) float64 { return s.CPUSeconds / float64(s.N) }

@@ -31,3 +31,21 @@ func TestRenderCostRatiosAreToTheSameRunsAtCreate(t *testing.T) {
 	g.Expect(got).To(ContainSubstring("| 1 | first status, server-side apply (apply.Status) | 100 | 6.00 ms | 1.50× | 100 |\n"))
 	g.Expect(got).To(ContainSubstring("| 2 | first status, server-side apply (apply.Status) | 100 | 6.00 ms | 3.00× | 100 |\n"))
 }
+
+// A life's CPU is the sum of its steps' CPU per object, each run apart.
+func TestRenderCostSumsEachLife(t *testing.T) {
+	g := NewWithT(t)
+	got := renderCost([]CostStep{
+		{Round: 1, Step: "At create", N: 200, Seconds: 1, CPUSeconds: 0.8},
+		{Round: 1, Step: "At life: create", Life: lifeAt, N: 100, Seconds: 1, CPUSeconds: 0.4},
+		{Round: 1, Step: "At life: Pending status", Life: lifeAt, N: 100, Seconds: 1, CPUSeconds: 0.5},
+		{Round: 1, Step: "Job life: create, suspended", Life: lifeJob, N: 100, Seconds: 1, CPUSeconds: 0.3},
+		{Round: 1, Step: "Job life: status: suspended", Life: lifeJob, N: 100, Seconds: 1, CPUSeconds: 0.3},
+		{Round: 2, Step: "At life: create", Life: lifeAt, N: 100, Seconds: 1, CPUSeconds: 0.8},
+		{Round: 2, Step: "Job life: create, suspended", Life: lifeJob, N: 100, Seconds: 1, CPUSeconds: 0.4},
+	})
+	g.Expect(got).To(ContainSubstring("| 1 | 9.00 ms | 6.00 ms | 1.50× |\n"))
+	g.Expect(got).To(ContainSubstring("| 2 | 8.00 ms | 4.00 ms | 2.00× |\n"))
+	g.Expect(got).To(ContainSubstring("| median [range] |  |  | 1.75× [1.50× – 2.00×] |\n"))
+	g.Expect(renderCost([]CostStep{{Round: 1, Step: "At create", N: 1, Seconds: 1, CPUSeconds: 1}})).NotTo(ContainSubstring("whole life"), "no lives, no sums")
+}

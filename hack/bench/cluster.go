@@ -118,7 +118,8 @@ func removeLeftovers(ctx context.Context, c *cluster.Clients) error {
 // first, while the controller runs, so it can release what it holds on its
 // Pods; then the bench deletes the Pods itself (terminal Pods go at once),
 // and only if Pods are still held by finalizers a minute later does it
-// remove those, as a last resort.
+// remove those, as a last resort. The namespace's Events go before the
+// namespace, and are waited for.
 func cleanNamespace(ctx context.Context, c *cluster.Clients, namespace string) error {
 	background := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &background}
@@ -141,6 +142,9 @@ func cleanNamespace(ctx context.Context, c *cluster.Clients, namespace string) e
 		if err := waitEmpty(ctx, countOf(pods), time.Minute); err != nil {
 			return fmt.Errorf("waiting for the Pods of %s to go: %w", namespace, err)
 		}
+	}
+	if err := removeEvents(ctx, c.Kube, namespace); err != nil {
+		return err
 	}
 	if err := c.Kube.CoreV1().Namespaces().Delete(ctx, namespace, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting namespace %s: %w", namespace, err)

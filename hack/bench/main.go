@@ -20,6 +20,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 )
 
@@ -48,6 +51,7 @@ type options struct {
 	repeat            int
 	apiserverCost     bool
 	apiserverProfiles string
+	apiserverAudit    bool
 }
 
 // stringList is a repeatable string flag.
@@ -56,7 +60,7 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, " ") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-var knownStages = []string{"raw", "shaped", "cnat", "cronjob", "admission"}
+var knownStages = []string{"raw", "shaped", "cnat", "floor", "job", "cronjob", "admission"}
 
 // outputFlags are left out of the command line the report shows: they say
 // where results go, not what was measured.
@@ -65,12 +69,12 @@ var outputFlags = []string{"kubeconfig", "controller-log", "json", "doc", "plot"
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	stages := fs.String("stages", "raw,cnat,cronjob", "Comma-separated stages to run, in order: raw (the limit), shaped (raw creates of Pods shaped as cnat's), cnat, cronjob, admission (N ConfigMaps, N Pods and N pending Ats created at -concurrency: the rates).")
+	stages := fs.String("stages", "raw,cnat,floor,job,cronjob", "Comma-separated stages to run, in order: raw (the limit), shaped (raw creates of Pods shaped as cnat's), cnat, floor (the contract's writes alone, by the bench's client, the controller stopped), job (suspended Jobs unsuspended at T), cronjob, admission (N ConfigMaps, N Pods and N pending Ats created at -concurrency: the rates).")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", ".local/kubeconfig", "Kubeconfig of the local cluster, with administrator rights.")
-	fs.IntVar(&o.n, "n", 1000, "Units per stage: Ats, raw Pods, CronJobs, all due at one instant.")
-	fs.IntVar(&o.concurrency, "concurrency", 20, "Concurrent requests of the bench's unthrottled client (raw Pods, creating Ats and CronJobs).")
-	fs.DurationVar(&o.lead, "lead", 0, "How far ahead the Ats are due when their creation starts (0: 10s + 25ms per At, so that all exist before T).")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "How long after T the raw and cnat stages wait for all to be terminal.")
+	fs.IntVar(&o.n, "n", 1000, "Units per stage: Ats, raw Pods, Jobs, CronJobs, all due at one instant.")
+	fs.IntVar(&o.concurrency, "concurrency", 20, "Concurrent requests of the bench's unthrottled client (raw Pods, creating Ats, Jobs and CronJobs, unsuspending the Jobs) and workers of the floor stage.")
+	fs.DurationVar(&o.lead, "lead", 0, "How far ahead the Ats are due, and the Jobs unsuspended, when their creation starts (0: 10s + 25ms per At, 10s + 10ms per Job, so that all exist before T; the floor stage adds 15s to stop the controller).")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "How long after T the raw, shaped, cnat, floor and job stages wait for all to be terminal.")
 	fs.DurationVar(&o.cronTimeout, "cronjob-timeout", 6*time.Minute, "How long after T the cronjob stage waits for all Jobs to be terminal.")
 	fs.IntVar(&o.podsPerNode, "pods-per-node", 110, "Pod capacity of each simulated node the bench adds; it adds enough for all Pods of a stage to fit at once.")
 	fs.StringVar(&o.namespacePrefix, "namespace-prefix", "cnat-bench", "Prefix of the namespaces the stages run in (deleted afterwards).")
@@ -87,6 +91,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.memoryBatch, "memory-batch", 1000, "Batch size for -memory-pending.")
 	fs.IntVar(&o.repeat, "repeat", 1, "Run the stages this many times, alternating (raw, cnat, raw, cnat, ...), and report each ratio's median and spread over the runs.")
 	fs.BoolVar(&o.apiserverCost, "apiserver-cost", false, "Instead of the stages, on envtest's API server and etcd alone (bin/; no cluster needed): the API server's CPU per plain Pod create, per cnat's Pod create, per At create and per first status write of an At (server-side apply as the controller's, and a JSON merge patch), N of each, -repeat times.")
+	fs.BoolVar(&o.apiserverAudit, "apiserver-audit", false, "With -apiserver-cost: the API server audits as the local cluster's does (hack/kwok/audit-policy.yaml: Pod writes at RequestResponse, to a log file in blocking mode); run with and without it for the audit's share.")
 	fs.StringVar(&o.apiserverProfiles, "apiserver-profiles", "", "With -apiserver-cost: a directory for a CPU profile of the API server over the first 5 s of each step (empty: none).")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -170,6 +175,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
+	// The controller's packages the bench calls (apply) log through
+	// controller-runtime; the bench prints what it has to say itself.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, opts, command(os.Args[1:])); err != nil {
@@ -285,6 +293,10 @@ func (b *bench) runStage(ctx context.Context, result *Result, name string, round
 		s, err = b.runRaw(ctx, name == "shaped")
 	case "cnat":
 		s, err = b.runCnat(ctx)
+	case "floor":
+		s, err = b.runFloor(ctx)
+	case "job":
+		s, err = b.runJob(ctx)
 	case "cronjob":
 		s, err = b.runCronJob(ctx)
 	}

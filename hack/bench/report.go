@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -181,34 +182,99 @@ func admissionRows(readings []Admission) [][]string {
 	return rows
 }
 
-// pairedRows are, per stage other than raw, the median and the spread of
-// its ratios to the raw stage of the same round over the rounds.
-func pairedRows(r *Result) [][]string {
-	var rows [][]string
+// pairing is a stage compared with an anchor stage of the same round.
+type pairing struct{ name, anchor string }
+
+// pairings are the comparisons a run supports: every stage with the raw
+// stage of its round, and cnat with the floor and the Job stages.
+func pairings(r *Result) []pairing {
 	var names []string
 	for _, s := range r.Stages {
-		if s.Name != "raw" && !slices.Contains(names, s.Name) {
+		if !slices.Contains(names, s.Name) {
 			names = append(names, s.Name)
 		}
 	}
+	var out []pairing
 	for _, name := range names {
-		var p99, terminal, writes []float64
+		if name != "raw" && slices.Contains(names, "raw") {
+			out = append(out, pairing{name, "raw"})
+		}
+	}
+	for _, anchor := range []string{"floor", "job"} {
+		if slices.Contains(names, "cnat") && slices.Contains(names, anchor) {
+			out = append(out, pairing{"cnat", anchor})
+		}
+	}
+	return out
+}
+
+// pairedRows are, per pairing, the median and the spread over the rounds
+// of each ratio to the anchor of the same round, and for the pairings with
+// the raw stage the writes per unit.
+func pairedRows(r *Result) [][]string {
+	var rows [][]string
+	for _, p := range pairings(r) {
+		var p99, terminal, cpu, cpuAfterT, writes []float64
 		for _, s := range r.Stages {
-			raw := r.stage("raw", s.Round)
-			if s.Name != name || raw == nil {
+			anchor := r.stage(p.anchor, s.Round)
+			if s.Name != p.name || anchor == nil {
 				continue
 			}
 			writes = append(writes, s.WritesPerUnit)
-			if raw.FirstPod.P99 > 0 && s.FirstPod.P99 > 0 {
-				p99 = append(p99, s.FirstPod.P99/raw.FirstPod.P99)
+			if anchor.FirstPod.P99 > 0 && s.FirstPod.P99 > 0 {
+				p99 = append(p99, s.FirstPod.P99/anchor.FirstPod.P99)
 			}
-			if s.AllTerminal && raw.AllTerminal && raw.AllTerminalSeconds > 0 {
-				terminal = append(terminal, s.AllTerminalSeconds/raw.AllTerminalSeconds)
+			if s.AllTerminal && anchor.AllTerminal && anchor.AllTerminalSeconds > 0 {
+				terminal = append(terminal, s.AllTerminalSeconds/anchor.AllTerminalSeconds)
+			}
+			if anchor.APIServerCPUSeconds > 0 && s.APIServerCPUSeconds > 0 {
+				cpu = append(cpu, s.cpuPerUnit()/anchor.cpuPerUnit())
+			}
+			if anchor.cpuPerUnitAfterT() > 0 && s.cpuPerUnitAfterT() > 0 {
+				cpuAfterT = append(cpuAfterT, s.cpuPerUnitAfterT()/anchor.cpuPerUnitAfterT())
 			}
 		}
-		rows = append(rows, []string{name, spread(p99, "%.2f×"), spread(terminal, "%.2f×"), spread(writes, "%.2f")})
+		writesCell := ""
+		if p.anchor == "raw" {
+			writesCell = spread(writes, "%.2f")
+		}
+		rows = append(rows, []string{p.name + " ÷ " + p.anchor, spread(p99, "%.2f×"), spread(terminal, "%.2f×"), spread(cpu, "%.2f×"), spread(cpuAfterT, "%.2f×"), writesCell})
 	}
 	return rows
+}
+
+// cpuPerUnit is the API server's CPU per unit over the whole stage.
+func (s *Stage) cpuPerUnit() float64 { return s.APIServerCPUSeconds / float64(s.N) }
+
+// cpuPerUnitAfterT is the API server's CPU per unit from T on (the whole
+// stage where T is when creation began).
+func (s *Stage) cpuPerUnitAfterT() float64 {
+	if s.AfterT == nil {
+		return s.cpuPerUnit()
+	}
+	return s.AfterT.CPUSeconds / float64(s.N)
+}
+
+// writesCell renders the writes per unit, and those after T in brackets
+// where the units were created before T.
+func (s *Stage) writesCell() string {
+	if s.AfterT == nil {
+		return fmt.Sprintf("%.2f", s.WritesPerUnit)
+	}
+	return fmt.Sprintf("%.2f (%.2f)", s.WritesPerUnit, s.WritesPerUnitAfterT)
+}
+
+// cpuCell renders the API server's CPU per unit, and that after T in
+// brackets where the units were created before T.
+func (s *Stage) cpuCell() string {
+	if s.APIServerCPUSeconds <= 0 {
+		return "—"
+	}
+	cell := fmt.Sprintf("%.1f ms", 1000*s.cpuPerUnit())
+	if s.AfterT != nil {
+		cell += fmt.Sprintf(" (%.1f ms)", 1000*s.cpuPerUnitAfterT())
+	}
+	return cell
 }
 
 // spread renders the median of values and their range; the median of an
@@ -239,23 +305,22 @@ func renderStages(r *Result) string {
 			rawP99 = raw.FirstPod.P99
 		}
 		verdict := fmt.Sprintf("%d / %d", s.Verdict.Duplicates, s.Verdict.Lost)
-		writes := fmt.Sprintf("%.2f", s.WritesPerUnit)
 		if s.Job != nil {
-			rows = append(rows, []string{r.label(s, s.Title+": Job"), fmtDistribution(*s.Job), ratio(s.Job.P99, rawP99), "", "", ""})
-			rows = append(rows, []string{r.label(s, s.Title+": first Pod"), fmtDistribution(s.FirstPod), ratio(s.FirstPod.P99, rawP99), s.terminalCell(raw), writes, verdict})
+			rows = append(rows, []string{r.label(s, s.Title+": Job"), fmtDistribution(*s.Job), ratio(s.Job.P99, rawP99), "", "", "", ""})
+			rows = append(rows, []string{r.label(s, s.Title+": first Pod"), fmtDistribution(s.FirstPod), ratio(s.FirstPod.P99, rawP99), s.terminalCell(raw), s.writesCell(), s.cpuCell(), verdict})
 			continue
 		}
 		label := s.Title
 		if s.Name == "cnat" {
 			label = "**cnat**"
 		}
-		rows = append(rows, []string{r.label(s, label), fmtDistribution(s.FirstPod), ratio(s.FirstPod.P99, rawP99), s.terminalCell(raw), writes, verdict})
+		rows = append(rows, []string{r.label(s, label), fmtDistribution(s.FirstPod), ratio(s.FirstPod.P99, rawP99), s.terminalCell(raw), s.writesCell(), s.cpuCell(), verdict})
 	}
-	fmt.Fprintf(&b, "N = %d, all due at one instant T; times from the API server's side (the bench's watch):\n\n", r.N)
-	b.WriteString(markdownTable([]string{"", "first Pod after T: p50 / p90 / p99 / max", "p99 ÷ raw", "all terminal", "writes per unit", "duplicates / lost"}, rows))
-	if r.Repeat > 1 {
-		fmt.Fprintf(&b, "\nOver the %d runs, each ratio to the raw stage of the same run: median [lowest – highest]:\n\n", r.Repeat)
-		b.WriteString(markdownTable([]string{"", "p99 first Pod ÷ raw", "all terminal ÷ raw", "writes per unit"}, pairedRows(r)))
+	fmt.Fprintf(&b, "N = %d, all due at one instant T; times from the API server's side (the bench's watch); writes and the API server's CPU over the stage, after T in brackets where the units were created before it:\n\n", r.N)
+	b.WriteString(markdownTable([]string{"", "first Pod after T: p50 / p90 / p99 / max", "p99 ÷ raw", "all terminal", "writes per unit", "API server CPU per unit", "duplicates / lost"}, rows))
+	if paired := pairedRows(r); len(paired) > 0 && (r.Repeat > 1 || r.stage("floor", 0) != nil || r.stage("job", 0) != nil) {
+		fmt.Fprintf(&b, "\nOver the %d runs, each ratio to the stage it is compared with in the same run: median [lowest – highest]:\n\n", max(r.Repeat, 1))
+		b.WriteString(markdownTable([]string{"", "p99 first Pod", "all terminal", "API server CPU per unit", "API server CPU per unit after T", "writes per unit"}, paired))
 	}
 
 	if cnat := r.stage("cnat", r.Repeat); cnat != nil && cnat.Controller != nil {
@@ -267,60 +332,134 @@ func renderStages(r *Result) string {
 		))
 	}
 
-	b.WriteString("\nAPI requests during each stage (apiserver_request_total, from just before creation until all terminal), per unit:\n\n")
-	header := []string{"request"}
+	b.WriteString("\nAPI requests during each stage (apiserver_request_total, from just before creation until all terminal; after T in brackets where the units were created before it), per unit, by response code:\n\n")
+	header := []string{"request", "code"}
 	for _, s := range r.Stages {
 		header = append(header, r.label(s, s.Name))
 	}
 	b.WriteString(markdownTable(header, requestRows(r.Stages)))
+	if rows := eventRows(r.Stages); len(rows) > 0 {
+		b.WriteString("\nEvents in each stage's namespace per unit, by the component that emitted them (after T in brackets where the units were created before it):\n\n")
+		header[0], header[1] = "component", "reason"
+		b.WriteString(markdownTable(header, rows))
+	}
 
 	var lags []string
 	for _, s := range r.Stages {
 		lags = append(lags, fmt.Sprintf("%s %s", r.label(s, s.Name), fmtSeconds(s.WatchLagSeconds)))
 	}
 	fmt.Fprintf(&b, "\nCross-check of the watch: largest Pod ADD received minus its creationTimestamp (whole seconds, so up to 1 s is truncation): %s.\n", strings.Join(lags, ", "))
+	var stored, settled []string
+	for _, s := range r.Stages {
+		stored = append(stored, fmt.Sprintf("%s %d", r.label(s, s.Name), s.EventsStored))
+		cell := fmt.Sprintf("%s %s", r.label(s, s.Name), fmtSeconds(s.EventsSettleSeconds))
+		if !s.EventsSettled {
+			cell += " (still arriving)"
+		}
+		settled = append(settled, cell)
+	}
+	fmt.Fprintf(&b, "\nEvents stored in the cluster as each stage began (each stage removes its own): %s. Waited after all were terminal for the stage's Events to settle, before the last reading: %s.\n", strings.Join(stored, ", "), strings.Join(settled, ", "))
 	return b.String()
 }
 
-// requestRows lists the requests of each stage per unit, for the requests
-// that reached 0.01 per unit in at least one stage (lease renewals and the
-// like are noise below that).
+// requestRows lists the requests of each stage per unit, by code, for the
+// requests that reached 0.01 per unit in at least one stage (lease renewals
+// and the like are noise below that); after T in brackets where a stage has
+// its units created before T.
 func requestRows(stages []*Stage) [][]string {
-	perUnit := map[RequestKey][]float64{}
-	for i, s := range stages {
-		for _, rc := range s.Requests {
+	type counts struct{ life, afterT []float64 }
+	perUnit := map[RequestKey]*counts{}
+	add := func(i int, rows []RequestCount, afterT bool) {
+		for _, rc := range rows {
 			if rc.Resource == "" { // /metrics, /healthz, ...
 				continue
 			}
-			if perUnit[rc.RequestKey] == nil {
-				perUnit[rc.RequestKey] = make([]float64, len(stages))
+			c := perUnit[rc.RequestKey]
+			if c == nil {
+				c = &counts{make([]float64, len(stages)), make([]float64, len(stages))}
+				perUnit[rc.RequestKey] = c
 			}
-			perUnit[rc.RequestKey][i] = rc.Count / float64(s.N)
+			if afterT {
+				c.afterT[i] = rc.Count / float64(stages[i].N)
+			} else {
+				c.life[i] = rc.Count / float64(stages[i].N)
+			}
+		}
+	}
+	for i, s := range stages {
+		add(i, s.Requests, false)
+		if s.AfterT != nil {
+			add(i, s.AfterT.Requests, true)
 		}
 	}
 	var keys []RequestKey
-	for k, v := range perUnit {
-		if slices.Max(v) >= 0.01 {
+	for k, c := range perUnit {
+		if slices.Max(c.life) >= 0.01 {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, func(a, b RequestKey) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(keys, compareKeys)
 	var rows [][]string
 	for _, k := range keys {
-		row := []string{"`" + k.String() + "`"}
-		for _, v := range perUnit[k] {
-			switch {
-			case v == 0:
-				row = append(row, "")
-			case v < 0.005:
-				row = append(row, "<0.01")
-			default:
-				row = append(row, fmt.Sprintf("%.2f", v))
+		row := []string{"`" + k.String() + "`", k.Code}
+		for i, v := range perUnit[k].life {
+			cell := perUnitCell(v)
+			if stages[i].AfterT != nil && v > 0 {
+				cell += " (" + cmp.Or(perUnitCell(perUnit[k].afterT[i]), "0") + ")"
 			}
+			row = append(row, cell)
 		}
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// eventRows lists the Events of each stage per unit by component and
+// reason, after T in brackets where a stage has its units created before T.
+func eventRows(stages []*Stage) [][]string {
+	type key struct{ reporter, reason string }
+	var keys []key
+	for _, s := range stages {
+		for _, e := range s.Events {
+			if k := (key{e.Reporter, e.Reason}); !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.reporter, b.reporter), cmp.Compare(a.reason, b.reason))
+	})
+	var rows [][]string
+	for _, k := range keys {
+		row := []string{k.reporter, k.reason}
+		for _, s := range stages {
+			cell := ""
+			for _, e := range s.Events {
+				if e.Reporter != k.reporter || e.Reason != k.reason {
+					continue
+				}
+				cell = perUnitCell(float64(e.Count) / float64(s.N))
+				if s.AfterT != nil {
+					cell += " (" + cmp.Or(perUnitCell(float64(e.AfterT)/float64(s.N)), "0") + ")"
+				}
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// perUnitCell renders a count per unit: empty for none, "<0.01" for a few.
+func perUnitCell(v float64) string {
+	switch {
+	case v == 0:
+		return ""
+	case v < 0.005:
+		return "<0.01"
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
 }
 
 // verdictProblems names the duplicates and lost units of every stage.

@@ -15,8 +15,8 @@ import (
 )
 
 // RequestKey is one row of the API server's request counter
-// apiserver_request_total, without the response code: what was asked of
-// which resource.
+// apiserver_request_total: what was asked of which resource, and how the API
+// server answered (a conflict retried hides nowhere).
 type RequestKey struct {
 	Verb        string `json:"verb"`
 	Group       string `json:"group,omitempty"`
@@ -25,9 +25,12 @@ type RequestKey struct {
 	// DryRun is set for dry-run requests (the validating webhook's dry-run
 	// Pod create), which the API server does not persist.
 	DryRun bool `json:"dryRun,omitempty"`
+	// Code is the HTTP response code (201 created, 409 a conflict...).
+	Code string `json:"code,omitempty"`
 }
 
-// String renders the key as "VERB resource/subresource.group".
+// String renders the key as "VERB resource/subresource.group", without its
+// code, which the tables show in a column of its own.
 func (k RequestKey) String() string {
 	s := k.Resource
 	if k.Subresource != "" {
@@ -42,8 +45,10 @@ func (k RequestKey) String() string {
 	return k.Verb + " " + s
 }
 
-// write tells whether the request changes stored state. The verbs are the
-// counter's: POST creates, PUT updates, APPLY is a server-side apply patch.
+// write tells whether the request is a write: one that changes stored
+// state if it succeeds, whatever its code (a write refused with a conflict
+// cost the API server too). The verbs are the counter's: POST creates, PUT
+// updates, APPLY is a server-side apply patch.
 func (k RequestKey) write() bool {
 	if k.DryRun {
 		return false
@@ -64,14 +69,38 @@ type RequestCount struct {
 	Count float64 `json:"count"`
 }
 
-// scrapeRequests reads apiserver_request_total from the API server's
-// /metrics and sums it over response codes and scopes.
-func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (RequestCounts, error) {
+// apiserverReading is one read of the API server's /metrics: its requests
+// so far and the CPU time its process has used.
+type apiserverReading struct {
+	requests   RequestCounts
+	cpuSeconds float64
+}
+
+// readAPIServer reads apiserver_request_total (summed over scopes, versions
+// and components, by code) and process_cpu_seconds_total from one scrape of
+// the API server's /metrics.
+func readAPIServer(ctx context.Context, cs kubernetes.Interface) (apiserverReading, error) {
 	raw, err := readMetrics(ctx, cs)
 	if err != nil {
-		return nil, err
+		return apiserverReading{}, err
 	}
-	return parseRequests(raw)
+	requests, err := parseRequests(raw)
+	if err != nil {
+		return apiserverReading{}, err
+	}
+	cpu, err := parseCPU(raw)
+	return apiserverReading{requests: requests, cpuSeconds: cpu}, err
+}
+
+// Window is what the API server did between two readings.
+type Window struct {
+	Requests   []RequestCount `json:"requests"`
+	CPUSeconds float64        `json:"cpuSeconds"`
+}
+
+// since is the window from the earlier reading to r.
+func (r apiserverReading) since(earlier apiserverReading) Window {
+	return Window{Requests: r.requests.since(earlier.requests), CPUSeconds: r.cpuSeconds - earlier.cpuSeconds}
 }
 
 // readMetrics reads the API server's /metrics, a Prometheus text exposition.
@@ -116,7 +145,8 @@ func parseRequests(exposition []byte) (RequestCounts, error) {
 		for _, l := range m.GetLabel() {
 			labels[l.GetName()] = l.GetValue()
 		}
-		k := RequestKey{Verb: labels["verb"], Group: labels["group"], Resource: labels["resource"], Subresource: labels["subresource"], DryRun: labels["dry_run"] != ""}
+		k := RequestKey{Verb: labels["verb"], Group: labels["group"], Resource: labels["resource"], Subresource: labels["subresource"],
+			DryRun: labels["dry_run"] != "", Code: labels["code"]}
 		counts[k] += m.GetCounter().GetValue()
 	}
 	return counts, nil
@@ -135,9 +165,14 @@ func (c RequestCounts) since(earlier RequestCounts) []RequestCount {
 		if c := cmp.Compare(b.Count, a.Count); c != 0 {
 			return c
 		}
-		return strings.Compare(a.String(), b.String())
+		return compareKeys(a.RequestKey, b.RequestKey)
 	})
 	return out
+}
+
+// compareKeys orders request keys by what was asked, then by code.
+func compareKeys(a, b RequestKey) int {
+	return cmp.Or(strings.Compare(a.String(), b.String()), strings.Compare(a.Code, b.Code))
 }
 
 // sumRequests adds the counts of the rows that match.

@@ -45,12 +45,33 @@ type Stage struct {
 	AllTerminalSeconds float64 `json:"allTerminalSeconds"`
 	AllTerminal        bool    `json:"allTerminal"`
 	// Requests are the API server's requests from just before creation
-	// until all were terminal, by verb and resource.
+	// until all were terminal, by verb, resource and code.
 	Requests []RequestCount `json:"requests"`
-	// WritesPerUnit are the writes of the controller under test per unit
-	// (the bench's own creates excluded).
-	WritesPerUnit float64       `json:"writesPerUnit"`
-	Verdict       judge.Verdict `json:"verdict"`
+	// APIServerCPUSeconds is the CPU time the API server's process used
+	// over the same span (its process_cpu_seconds_total).
+	APIServerCPUSeconds float64 `json:"apiserverCPUSeconds"`
+	// AfterT is the API server's requests and CPU from T until all were
+	// terminal, for the stages whose units are created before T (cnat,
+	// floor, job, cronjob); for the others, T is when creation began.
+	AfterT *Window `json:"afterT,omitempty"`
+	// WritesPerUnit are the writes of the way of starting Pods under test
+	// per unit, its Events included (the bench's own creates excluded);
+	// WritesPerUnitAfterT those from T on.
+	WritesPerUnit       float64 `json:"writesPerUnit"`
+	WritesPerUnitAfterT float64 `json:"writesPerUnitAfterT"`
+	// Events are the Events of the stage's namespace, by component and
+	// reason.
+	Events []EventCount `json:"events,omitempty"`
+	// EventsStored is how many Events the API server held, in all
+	// namespaces, when the stage began: the same in every pair if nothing
+	// drifts.
+	EventsStored int `json:"eventsStored"`
+	// EventsSettleSeconds is how long after all were terminal the bench
+	// waited for the namespace's Events to stop changing before its last
+	// reading; EventsSettled is false if they still changed then.
+	EventsSettleSeconds float64       `json:"eventsSettleSeconds"`
+	EventsSettled       bool          `json:"eventsSettled"`
+	Verdict             judge.Verdict `json:"verdict"`
 	// WatchLagSeconds is the cross-check of the watch: the largest
 	// received-minus-creationTimestamp of a Pod (includes up to 1 s of
 	// timestamp truncation).
@@ -86,6 +107,49 @@ func isPodWrite(k RequestKey) bool {
 	return k.write() && k.Group == "" && k.Resource == "pods" && k.Subresource == ""
 }
 
+// isCnatWrite matches what cnat's controller writes: Ats (their status,
+// their metadata) and Pods.
+func isCnatWrite(k RequestKey) bool {
+	return isPodWrite(k) || k.write() && k.Group == cnatv1beta1.GroupVersion.Group && k.Resource == "ats"
+}
+
+// isBatchWrite matches what kube-controller-manager's CronJob and Job
+// controllers write: CronJobs, Jobs (their status too) and Pods.
+func isBatchWrite(k RequestKey) bool {
+	return isPodWrite(k) || k.write() && k.Group == "batch" && (k.Resource == "cronjobs" || k.Resource == "jobs")
+}
+
+// startMeter counts the Events stored as a stage begins and starts reading
+// the API server.
+func (b *bench) startMeter(ctx context.Context, s *Stage) (*meter, error) {
+	stored, err := storedEvents(ctx, b.c.Kube)
+	if err != nil {
+		return nil, err
+	}
+	s.EventsStored = stored
+	return startMeter(ctx, b.c.Kube)
+}
+
+// finishMeter waits for the stage's Events to settle, counts them and
+// fills in what the API server did over the stage: the units' whole life,
+// their Events included, even where those come after the last unit was
+// seen terminal.
+func (b *bench) finishMeter(ctx context.Context, m *meter, s *Stage, namespace string, w controllerWrites) error {
+	waited, settled, err := settleEvents(ctx, b.c.Kube, namespace)
+	if err != nil {
+		return err
+	}
+	s.EventsSettleSeconds, s.EventsSettled = waited.Seconds(), settled
+	if !settled {
+		fmt.Printf("bench: stage %s: Events still arriving %s after all were terminal; counted as they stand\n", s.Name, settleTimeout)
+	}
+	events, err := countEvents(ctx, b.c.Kube, namespace, s.T)
+	if err != nil {
+		return err
+	}
+	return m.finish(ctx, s, w, events)
+}
+
 // runRaw creates N Pods from concurrency goroutines as fast as the API
 // server takes them: the limit every controller is measured against. With
 // shaped, each Pod is the Pod cnat's controller would create for a bench
@@ -119,11 +183,11 @@ func (b *bench) runRaw(ctx context.Context, shaped bool) (*Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, err := scrapeRequests(ctx, b.c.Kube)
+	stage := &Stage{Name: name, Title: title, N: b.opts.n}
+	m, err := b.startMeter(ctx, stage)
 	if err != nil {
 		return nil, err
 	}
-	stage := &Stage{Name: name, Title: title, N: b.opts.n}
 	stage.T = time.Now()
 	err = cluster.ForEach(ctx, b.opts.n, b.opts.concurrency, func(ctx context.Context, i int) error {
 		pod := newPod(i, stage.T)
@@ -137,12 +201,9 @@ func (b *bench) runRaw(ctx context.Context, shaped bool) (*Stage, error) {
 	}
 	stage.CreationSeconds = time.Since(stage.T).Seconds()
 	stage.AllTerminal = rec.waitTerminal(ctx, kindPod, b.opts.n, stage.T.Add(b.opts.timeout))
-	after, err := scrapeRequests(ctx, b.c.Kube)
-	if err != nil {
+	if err := b.finishMeter(ctx, m, stage, ns, controllerWrites{match: isPodWrite}); err != nil {
 		return nil, err
 	}
-	stage.Requests = after.since(before)
-	stage.WritesPerUnit = sumRequests(stage.Requests, isPodWrite) / float64(b.opts.n)
 	if shaped {
 		// Nothing releases them: the bench does, once measured.
 		if err := stripPodFinalizers(ctx, b.c.Kube, ns); err != nil {
@@ -254,7 +315,8 @@ func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, err := scrapeRequests(ctx, b.c.Kube)
+	stage := &Stage{Name: "cnat", Title: "cnat", N: b.opts.n}
+	m, err := b.startMeter(ctx, stage)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +328,6 @@ func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
 	peakRSS := b.controller.SampleRSS()
 	defer peakRSS()
 
-	stage := &Stage{Name: "cnat", Title: "cnat", N: b.opts.n}
 	lead := b.opts.leadFor(b.opts.n)
 	stage.T = time.Now().Add(lead).Truncate(time.Second).Add(time.Second)
 	start := time.Now()
@@ -283,13 +344,17 @@ func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.readAtT(ctx, stage.T); err != nil {
+		return nil, err
+	}
 	stage.AllTerminal = rec.waitTerminal(ctx, kindAt, b.opts.n, stage.T.Add(b.opts.timeout))
 	cpu2, err := b.controller.CPUSeconds()
 	if err != nil {
 		return nil, err
 	}
-	after, err := scrapeRequests(ctx, b.c.Kube)
-	if err != nil {
+	// The controller's writes: Pods, the Ats' status (and metadata, for
+	// finalizers) and its Events; the bench's own N creates are not its.
+	if err := b.finishMeter(ctx, m, stage, ns, controllerWrites{match: isCnatWrite, benchBeforeT: float64(b.opts.n), reporters: []string{cnatv1beta1.FieldManager}}); err != nil {
 		return nil, err
 	}
 	stage.Controller = &ControllerUsage{
@@ -298,29 +363,8 @@ func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
 		PeakRSSBytes:        peakRSS(),
 		ThrottledRequests:   countThrottling(b.controller.Log) - throttledBefore,
 	}
-	stage.Requests = after.since(before)
-	// The controller's writes: Pods, and the Ats' status (and metadata, for
-	// finalizers); the bench's own N creates are not its.
-	atWrites := sumRequests(stage.Requests, func(k RequestKey) bool {
-		return k.write() && k.Group == cnatv1beta1.GroupVersion.Group && k.Resource == "ats"
-	}) - float64(b.opts.n)
-	stage.WritesPerUnit = (atWrites + sumRequests(stage.Requests, isPodWrite)) / float64(b.opts.n)
 
-	ats := rec.snapshot(kindAt)
-	pods := rec.snapshot(kindPod)
-	first, count := firstByOwner(pods)
-	var lateness []time.Duration
-	outcomes := make([]judge.Outcome, 0, len(uids))
-	for name, uid := range uids {
-		at := ats[uid]
-		o := judge.Outcome{Name: name, Runs: count[uid], Allowed: int(at.attempts), Terminal: !at.terminal.IsZero()}
-		outcomes = append(outcomes, o)
-		if f, ok := first[uid]; ok {
-			lateness = append(lateness, f.received.Sub(stage.T))
-		}
-		stage.AllTerminalSeconds = max(stage.AllTerminalSeconds, at.terminal.Sub(stage.T).Seconds())
-	}
-	stage.finish(lateness, outcomes, watchLag(pods))
+	finishAtStage(stage, rec, uids)
 	return stage, nil
 }
 
@@ -347,11 +391,11 @@ func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	stage := &Stage{Name: "cronjob", Title: "CronJob controller (kube-controller-manager defaults)", N: b.opts.n}
+	stage := &Stage{Name: "cronjob", Title: "CronJob controller (kube-controller-manager, 5 CronJob workers)", N: b.opts.n}
 	// The next minute with room to create them all first.
 	stage.T = time.Now().Add(b.opts.cronLeadFor(b.opts.n)).Truncate(time.Minute).Add(time.Minute)
 	fmt.Printf("bench: cronjob: creating %d CronJobs due at %s (%s ahead)\n", b.opts.n, stage.T.Format(time.TimeOnly), time.Until(stage.T).Round(time.Second))
-	before, err := scrapeRequests(ctx, b.c.Kube)
+	m, err := b.startMeter(ctx, stage)
 	if err != nil {
 		return nil, err
 	}
@@ -386,16 +430,14 @@ func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
 		return nil, fmt.Errorf("creating %d CronJobs took %.1fs, past the minute they were due", b.opts.n, stage.CreationSeconds)
 	}
 	fmt.Printf("bench: cronjob: created in %.1fs; waiting for the Jobs (at most until T+%s)\n", stage.CreationSeconds, b.opts.cronTimeout)
-	// Wait for the Jobs to exist before waiting for them to finish.
+	if err := m.readAtT(ctx, stage.T); err != nil {
+		return nil, err
+	}
 	stage.AllTerminal = rec.waitTerminal(ctx, kindJob, b.opts.n, stage.T.Add(b.opts.cronTimeout))
-	after, err := scrapeRequests(ctx, b.c.Kube)
+	err = b.finishMeter(ctx, m, stage, ns, controllerWrites{match: isBatchWrite, benchBeforeT: float64(b.opts.n), reporters: []string{"cronjob-controller", "job-controller"}})
 	if err != nil {
 		return nil, err
 	}
-	stage.Requests = after.since(before)
-	stage.WritesPerUnit = (sumRequests(stage.Requests, func(k RequestKey) bool {
-		return k.write() && k.Group == "batch" && (k.Resource == "cronjobs" || k.Resource == "jobs")
-	}) - float64(b.opts.n) + sumRequests(stage.Requests, isPodWrite)) / float64(b.opts.n)
 
 	jobs := rec.snapshot(kindJob)
 	pods := rec.snapshot(kindPod)

@@ -157,7 +157,7 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 			}
 		}
 		return reasons
-	}).Should(ConsistOf("Started", "Succeeded"), "an At that runs as it should gets two Events")
+	}).Should(ConsistOf("Succeeded"), "an At that runs as it should gets one Event, its outcome")
 
 	h.g.Expect(testutil.CollectAndCount(r.Metrics.FiringLateness)).To(Equal(1))
 	h.g.Expect(testutil.ToFloat64(r.Metrics.Runs.WithLabelValues("Succeeded"))).To(Equal(1.0))

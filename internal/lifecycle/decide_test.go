@@ -798,10 +798,12 @@ func TestEvents(t *testing.T) {
 		want          []string
 	}{
 		{"first look", st("", "", 0), st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, 0), nil},
-		{"started", st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, 0), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), []string{"Normal Started"}},
+		{"started: the conditions and attempts say it", st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, 0), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), nil},
+		{"started, its Pod not running", st(cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, 0), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonPodPending, 1), []string{"Warning PodPending"}},
 		{"unchanged", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), nil},
 		{"retrying", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRetrying, 1), []string{"Warning Retrying"}},
-		{"retry started", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRetrying, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 2), []string{"Normal Started"}},
+		{"retry started", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRetrying, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 2), nil},
+		{"retry started, its Pod not running", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRetrying, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonPodPending, 2), []string{"Warning PodPending"}},
 		{"not running", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonPodPending, 1), []string{"Warning PodPending"}},
 		{"succeeded", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, 1), []string{"Normal Succeeded"}},
 		{"failed", st(cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, 1), st(cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonError, 1), []string{"Warning Failed"}},

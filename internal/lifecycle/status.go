@@ -99,14 +99,16 @@ type Event struct {
 const maxEventNoteLength = 1024
 
 // Events are the Events that announce the change from the status before to
-// the status after: a started attempt, a retry, a Pod that does not start,
-// a refusal, the outcome. An At that runs as it should gets two, Started and
-// its outcome. Its schedule is not announced: the Ready condition and
-// status.scheduledTime already say it, and an Event per pending At would
-// keep the Event recorder's cache (every Event for 6 to 12 minutes) growing
-// with the number of Ats. Derived from the two statuses alone, so a status
-// written twice (after a failed write, by a restarted controller) is
-// announced once.
+// the status after: a retry, a Pod that does not start, a refusal, the
+// outcome. An At that runs as it should gets one, its outcome. Neither its
+// schedule nor the start of an attempt is announced: the Ready and
+// Reconciling conditions, status.scheduledTime, status.attempts and
+// status.startTime already say them (and kubectl describe shows both), each
+// Event is one more write to the API server per At when many start at once,
+// and an Event per pending At would keep the Event recorder's cache (every
+// Event for 6 to 12 minutes) growing with the number of Ats. Derived from the
+// two statuses alone, so a status written twice (after a failed write, by a
+// restarted controller) is announced once.
 func Events(before, after *cnatv1beta1.AtStatus) []Event {
 	if after == nil {
 		return nil
@@ -134,11 +136,6 @@ func Events(before, after *cnatv1beta1.AtStatus) []Event {
 		// Also on the first look: a Pod refused at its time is what the
 		// user must hear, not that the At is scheduled.
 		add(corev1.EventTypeWarning, after.Reason)
-	case after.Phase == cnatv1beta1.PhaseRunning && before.Attempts != after.Attempts:
-		add(corev1.EventTypeNormal, cnatv1beta1.ReasonStarted)
-		if after.Reason == cnatv1beta1.ReasonPodPending {
-			add(corev1.EventTypeWarning, after.Reason)
-		}
 	case newReason && (after.Reason == cnatv1beta1.ReasonRetrying || after.Reason == cnatv1beta1.ReasonPodPending ||
 		after.Reason == cnatv1beta1.ReasonPodStopping):
 		add(corev1.EventTypeWarning, after.Reason)
