@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -214,11 +215,21 @@ func (s *spoofing) tamper(ctx context.Context, pod *corev1.Pod) {
 		err := s.c.Patch(ctx, target, client.RawPatch(types.MergePatchType, []byte(p.patch)))
 		s.attack(fmt.Sprintf("%s of Pod %s", p.what, pod.Name), err)
 	}
-	// Strip the finalizer with an update, as kubectl edit would.
-	live := &corev1.Pod{}
-	if err := s.c.Get(ctx, client.ObjectKeyFromObject(pod), live); err == nil {
+	// Strip the finalizer with an update, as kubectl edit would: read
+	// again and retried when the kubelet wrote the Pod in between (a 409
+	// says nothing of the policy).
+	var gone bool
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live := &corev1.Pod{}
+		if err := s.c.Get(ctx, client.ObjectKeyFromObject(pod), live); err != nil {
+			gone = true
+			return nil
+		}
 		live.Finalizers = slices.DeleteFunc(live.Finalizers, func(f string) bool { return f == cnatv1beta1.TrackingFinalizer })
-		s.attack(fmt.Sprintf("removing the tracking finalizer of Pod %s", pod.Name), s.c.Update(ctx, live))
+		return s.c.Update(ctx, live)
+	})
+	if !gone {
+		s.attack(fmt.Sprintf("removing the tracking finalizer of Pod %s", pod.Name), err)
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)
 	if ref == nil {
