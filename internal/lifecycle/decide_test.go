@@ -335,6 +335,25 @@ func TestDecide(t *testing.T) {
 			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonCommandRestarted, Attempts: 1, ExitCode: ptr.To[int32](0), Confirm: true, Release: []string{name1}},
 		},
 		{
+			name: "its command's container restarted, then failed with retries left: never one clean run, not run again",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, exited(1, t0.Add(time.Minute)), restarted(1))}
+			},
+			now:  t0.Add(2 * time.Minute),
+			want: outcome{Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonCommandRestarted, Attempts: 1, ExitCode: ptr.To[int32](1), Confirm: true, Release: []string{name1}},
+		},
+		{
+			name: "its failure recorded with a retry time, then deleted at once, its kubelet's report after the deletion: still its own failure, retried",
+			at: newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3), retryRecorded(t0.Add(time.Minute+10*time.Second)),
+				func(a *cnatv1beta1.At) { a.Status.PodName = name1 }),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, exited(1, t0.Add(time.Minute)), reportedAt(2, 2), deletedAt(t0.Add(time.Minute+2*time.Second)))}
+			},
+			now:  t0.Add(time.Minute + 5*time.Second),
+			want: outcome{Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRetrying, Attempts: 1, ExitCode: ptr.To[int32](1), Until: t0.Add(time.Minute + 10*time.Second)},
+		},
+		{
 			name: "killed within the second it was deleted: the grace period says it was running",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
 			pods: func(g Gomega) []corev1.Pod {

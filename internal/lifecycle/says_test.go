@@ -44,6 +44,16 @@ func TestDecideSays(t *testing.T) {
 			want: "Pod " + name1 + " runs attempt 1 of 4",
 		},
 		{
+			name: "finished and deleted while cnat was not watching, its kubelet's report after the deletion: the exit code is said, the outcome not taken",
+			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 1), backoffLimit(3)),
+			pods: func(g Gomega) []corev1.Pod {
+				return []corev1.Pod{podOf(g, at, 1, t0, running, exited(0, t0.Add(time.Minute)), reportedAt(2, 2), deletedAt(t0.Add(time.Minute)))}
+			},
+			now: t0.Add(2 * time.Minute),
+			want: "Pod " + name1 + " was deleted while cnat was not watching, and its kubelet reported its end (exit code 0) only after it learned of the deletion: " +
+				"whether the command had ended before cannot be known, so it is not reported as Succeeded and not run again",
+		},
+		{
 			name: "running after an attempt that never started: that one is not counted",
 			at:   newAt(recorded(cnatv1beta1.PhaseRunning, 2), unstartedRecorded(1), backoffLimit(1)),
 			pods: func(g Gomega) []corev1.Pod { return []corev1.Pod{podOf(g, at, 2, t0.Add(12*time.Second), running)} },
