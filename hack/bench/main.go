@@ -52,6 +52,7 @@ type options struct {
 	apiserverCost     bool
 	apiserverProfiles string
 	apiserverAudit    bool
+	apiserverPolicy   bool
 }
 
 // stringList is a repeatable string flag.
@@ -91,6 +92,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.memoryBatch, "memory-batch", 1000, "Batch size for -memory-pending.")
 	fs.IntVar(&o.repeat, "repeat", 1, "Run the stages this many times, alternating (raw, cnat, raw, cnat, ...), and report each ratio's median and spread over the runs.")
 	fs.BoolVar(&o.apiserverCost, "apiserver-cost", false, "Instead of the stages, on envtest's API server and etcd alone (bin/; no cluster needed): the API server's CPU per plain Pod create, per cnat's Pod create, per At create and per first status write of an At (server-side apply as the controller's, and a JSON merge patch), N of each, -repeat times.")
+	fs.BoolVar(&o.apiserverPolicy, "apiserver-policy", false, "With -apiserver-cost: cnat's Pod-claim policy (kustomize/base/policy) installed first; run with and without it for what it costs the Pods that are not cnat's (the plain Pod create and status patch steps).")
 	fs.BoolVar(&o.apiserverAudit, "apiserver-audit", false, "With -apiserver-cost: the API server audits as the local cluster's does (hack/kwok/audit-policy.yaml: Pod writes at RequestResponse, to a log file in blocking mode); run with and without it for the audit's share.")
 	fs.StringVar(&o.apiserverProfiles, "apiserver-profiles", "", "With -apiserver-cost: a directory for a CPU profile of the API server over the first 5 s of each step (empty: none).")
 	if err := fs.Parse(args); err != nil {
