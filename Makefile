@@ -9,7 +9,19 @@ SHELL := /usr/bin/env bash -o pipefail
 
 # Tools are built from source into bin/ by `make tools` (hack/tools.sh).
 BIN := $(CURDIR)/bin
-export PATH := $(BIN):$(PATH)
+
+# The Kubernetes the local cluster runs (make cluster, e2e, e2e-real, chaos,
+# run...): control plane, kubectl and the real node's kubelet, built from
+# the tools module under hack/tools/ that pins it (hack/lib/kube-version.sh).
+# Default: hack/tools/kubernetes's pin, the newest minor cnat is tested on;
+# KUBE_OLDEST: the oldest (make test-oldest). Any other than the default is
+# built into bin/k8s/<version>/, never over the default's binaries.
+KUBE_DEFAULT := $(shell sed -n 's|^require k8s.io/kubernetes \(v[^ ]*\)$$|\1|p' hack/tools/kubernetes/go.mod)
+KUBE_OLDEST := $(shell sed -n 's|^require k8s.io/kubernetes \(v[^ ]*\)$$|\1|p' hack/tools/kubernetes-v1.32/go.mod)
+KUBE_VERSION ?= $(KUBE_DEFAULT)
+export KUBE_VERSION
+KUBE_BIN := $(if $(filter $(KUBE_DEFAULT),$(KUBE_VERSION)),$(BIN),$(BIN)/k8s/$(KUBE_VERSION))
+export PATH := $(KUBE_BIN):$(BIN):$(PATH)
 CONTROLLER_GEN := go tool controller-gen
 
 # The harness (bench, chaos, upgrade, release and image tools: hack/go.mod) is
@@ -193,8 +205,33 @@ e2e-upgrade: tools build ## The previous release (CNAT_PREVIOUS) installed, Ats 
 	hack/e2e-release.sh upgrade
 
 .PHONY: e2e-kind
-e2e-kind: ## The end-to-end suite on kind (needs Docker and kind; what GitHub Actions runs).
+e2e-kind: ## The end-to-end suite on kind (needs Docker and kind; what GitHub Actions runs; KIND_NODE_IMAGE: another node image).
 	hack/e2e-kind.sh
+
+# What make e2e-kind runs after kind's own steps (cluster creation, kind
+# load), on a new local cluster: the cluster is recreated first, as kind's
+# is new, since the kind overlay is an ApplySet of its own (make cluster-down
+# before make e2e or run again).
+.PHONY: e2e-kind-local
+e2e-kind-local: tools build ## make e2e-kind's steps but kind's own on a new local cluster: its image built without Docker and imported into the real node under the kind overlay's name, kustomize/overlays/kind applied with cnatctl, the suite.
+	$(MAKE) --no-print-directory cluster-down
+	$(MAKE) --no-print-directory cluster
+	hack/e2e-kind-local.sh
+
+# The oldest Kubernetes cnat supports, KUBE_OLDEST, and the minor before it,
+# KUBE_TOO_OLD, whose kube-apiserver cnatctl apply must refuse. Not in make
+# test: a second Kubernetes built cold costs most of CI's time; the numbers
+# are in README's "Kubernetes versions".
+KUBE_TOO_OLD := $(shell sed -n 's|^require k8s.io/kubernetes \(v[^ ]*\)$$|\1|p' hack/tools/kubernetes-v1.31/go.mod)
+
+.PHONY: test-oldest
+test-oldest: test-version-gate ## The oldest supported Kubernetes (KUBE_OLDEST): make e2e and make e2e-real on a local cluster of it, and make test-version-gate.
+	$(MAKE) --no-print-directory e2e e2e-real KUBE_VERSION=$(KUBE_OLDEST)
+
+.PHONY: test-version-gate
+test-version-gate: tools ## cnatctl apply against a real kube-apiserver one minor older than the minimum (KUBE_TOO_OLD, built into bin/k8s/): refused before anything changes.
+	KUBE_VERSION=$(KUBE_TOO_OLD) hack/tools.sh kube-apiserver
+	go test ./internal/cli -run '^TestApplyRefusesARealTooOldAPIServer$$' -count=1 -v
 
 # Not in make test: every mutant costs a build and a test run (the webhook's
 # an API server), most of an hour in all. MUTATE_PACKAGES: a subset.

@@ -11,7 +11,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work_dir="${root}/.local/chaos"
 controller_kubeconfig="${work_dir}/controller.kubeconfig"
-export PATH="${root}/bin:${PATH}"
+# kubectl of the cluster's Kubernetes (KUBE_VERSION), the rest from bin/.
+# shellcheck source=hack/lib/kube-version.sh
+source "${root}/hack/lib/kube-version.sh"
+export PATH="${kube_bin}:${root}/bin:${PATH}"
 export KUBECONFIG="${root}/.local/kubeconfig"
 # shellcheck source=hack/lib/controller.sh
 source "${root}/hack/lib/controller.sh"

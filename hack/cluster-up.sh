@@ -5,10 +5,12 @@
 # The simulated nodes are labelled cnat.programming-kubernetes.info/simulated
 # (hack/lib/nodes.sh); hack/real-node-up.sh adds the real node and taints them
 # so that Pods without placement of their own run for real.
+# The control plane is the Kubernetes of KUBE_VERSION (default: the one
+# hack/tools/kubernetes pins; hack/lib/kube-version.sh), built by make tools.
 # Everything listens on 127.0.0.1; all state lives in .local/. Does nothing if
 # the cluster is already up, and creates it afresh if it exists but is not
-# healthy or was created from other hack/kwok/ files (stages, audit policy)
-# than the checkout's.
+# healthy, or was created from other hack/kwok/ files (stages, audit policy)
+# than the checkout's or at another Kubernetes version.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,12 +18,20 @@ cluster=cnat
 nodes=3
 kubeconfig="${root}/.local/kubeconfig"
 export KWOK_WORKDIR="${root}/.local/kwok"
-export PATH="${root}/bin:${PATH}"
+# shellcheck source=hack/lib/kube-version.sh
+source "${root}/hack/lib/kube-version.sh"
+export PATH="${kube_bin}:${root}/bin:${PATH}"
 export KUBECONFIG="${kubeconfig}"
 # shellcheck source=hack/lib/nodes.sh
 source "${root}/hack/lib/nodes.sh"
 
-for tool in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kwokctl; do
+for tool in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+  if [[ ! -x "${kube_bin}/${tool}" ]]; then
+    echo "cluster-up: ${kube_bin#"${root}/"}/${tool} missing: run make tools KUBE_VERSION=${kube_version}" >&2
+    exit 1
+  fi
+done
+for tool in etcd kwok kwokctl; do
   if [[ ! -x "${root}/bin/${tool}" ]]; then
     echo "cluster-up: bin/${tool} missing: run make tools" >&2
     exit 1
@@ -44,13 +54,14 @@ healthy() {
   awk 'NR > 1 && $2 != "Ready" { bad = 1 } END { exit bad || NR < 2 }' <<<"${status}"
 }
 
-# config is the digest of what the cluster is created from; it is stored
-# beside the cluster, so that a change to hack/kwok/ recreates it.
-config="$(cat "${root}"/hack/kwok/* | sha256sum | cut -d' ' -f1)"
+# config is the digest of what the cluster is created from, hack/kwok/ and
+# the Kubernetes version; it is stored beside the cluster, so that a change
+# to either recreates it.
+config="$(cat "${root}"/hack/kwok/* - <<<"${kube_version}" | sha256sum | cut -d' ' -f1)"
 config_file="${KWOK_WORKDIR}/clusters/${cluster}/cnat-config.sha256"
 
 if healthy && [[ "$(cat "${config_file}" 2>/dev/null)" != "${config}" ]]; then
-  echo "cluster-up: hack/kwok/ changed since cluster ${cluster} was created: recreating it"
+  echo "cluster-up: hack/kwok/ or the Kubernetes version (now ${kube_version}) changed since cluster ${cluster} was created: recreating it"
   "${root}/hack/cluster-down.sh"
 fi
 if healthy; then
@@ -69,23 +80,9 @@ if [[ -d "${KWOK_WORKDIR}/clusters/${cluster}" ]]; then
   "${root}/hack/cluster-down.sh"
 fi
 
-# kwokctl_said keeps kwokctl's structured log whole in .local/kwokctl.log and
-# says each line's message in one line, as the rest of cluster-up does; a
-# line that is not one of its JSON records is shown as it is.
-kwok_log="${root}/.local/kwokctl.log"
-kwokctl_said() {
-  local line msg elapsed
-  while IFS= read -r line; do
-    printf '%s\n' "${line}" >>"${kwok_log}"
-    msg="$(sed -n 's/.*"msg":"\(\([^"\\]\|\\.\)*\)".*/\1/p' <<<"${line}")"
-    if [[ -z "${msg}" ]]; then
-      printf '%s\n' "${line}"
-      continue
-    fi
-    elapsed="$(sed -n 's/.*"elapsed":"\([^"]*\)".*/ (\1)/p' <<<"${line}")"
-    echo "cluster-up: kwokctl: ${msg}${elapsed}"
-  done
-}
+# kwokctl's log: whole in .local/kwokctl.log, each record said in one line.
+# shellcheck source=hack/lib/kwokctl-log.sh
+source "${root}/hack/lib/kwokctl-log.sh"
 mkdir -p "${root}/.local"
 : >"${kwok_log}"
 
@@ -97,24 +94,24 @@ kwokctl --name "${cluster}" \
   create cluster \
   --kubeconfig= \
   --etcd-binary "${root}/bin/etcd" \
-  --kube-apiserver-binary "${root}/bin/kube-apiserver" \
-  --kube-controller-manager-binary "${root}/bin/kube-controller-manager" \
-  --kube-scheduler-binary "${root}/bin/kube-scheduler" \
+  --kube-apiserver-binary "${kube_bin}/kube-apiserver" \
+  --kube-controller-manager-binary "${kube_bin}/kube-controller-manager" \
+  --kube-scheduler-binary "${kube_bin}/kube-scheduler" \
   --kwok-controller-binary "${root}/bin/kwok" \
   --kube-audit-policy "${root}/hack/kwok/audit-policy.yaml" \
-  --wait 2m 2>&1 | kwokctl_said || {
+  --wait 2m 2>&1 | kwokctl_said cluster-up || {
   echo "cluster-up: kwokctl could not create the cluster; its log: ${kwok_log}" >&2
   exit 1
 }
 kwokctl --name "${cluster}" get kubeconfig >"${kubeconfig}"
 echo "${config}" >"${config_file}"
 
-kwokctl --name "${cluster}" scale node --replicas "${nodes}" 2>&1 | kwokctl_said
+kwokctl --name "${cluster}" scale node --replicas "${nodes}" 2>&1 | kwokctl_said cluster-up
 kubectl wait --for=condition=Ready nodes --all --timeout=2m
 # Pods can only be created once the controller manager has created the
 # namespace's default ServiceAccount.
 kubectl wait --for=create serviceaccount/default --namespace default --timeout=2m
 
-echo "cluster-up: cluster ${cluster} is up with ${nodes} nodes ($((SECONDS - start))s)"
+echo "cluster-up: cluster ${cluster} (Kubernetes ${kube_version}) is up with ${nodes} nodes ($((SECONDS - start))s)"
 place_simulated_nodes >/dev/null
 usage

@@ -14,7 +14,10 @@ local_dir="${root}/.local"
 admin_kubeconfig="${local_dir}/kubeconfig"
 controller_kubeconfig="${local_dir}/e2e-controller.kubeconfig"
 controller_log="${local_dir}/e2e-controller.log"
-export PATH="${root}/bin:${PATH}"
+# kubectl of the cluster's Kubernetes (KUBE_VERSION), the rest from bin/.
+# shellcheck source=hack/lib/kube-version.sh
+source "${root}/hack/lib/kube-version.sh"
+export PATH="${kube_bin}:${root}/bin:${PATH}"
 export KUBECONFIG="${admin_kubeconfig}"
 # shellcheck source=hack/lib/controller.sh
 source "${root}/hack/lib/controller.sh"

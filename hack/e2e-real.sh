@@ -13,7 +13,10 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-export PATH="${root}/bin:${PATH}"
+# kubectl of the cluster's Kubernetes (KUBE_VERSION), the rest from bin/.
+# shellcheck source=hack/lib/kube-version.sh
+source "${root}/hack/lib/kube-version.sh"
+export PATH="${kube_bin}:${root}/bin:${PATH}"
 export KUBECONFIG="${root}/.local/kubeconfig"
 controller_log="${root}/.local/e2e-real-controller.log"
 # shellcheck source=hack/lib/controller.sh

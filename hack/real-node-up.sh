@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Adds a real node to the local cluster (hack/cluster-up.sh), beside the
 # simulated ones: containerd and a kubelet built from the pinned Kubernetes
-# (bin/kubelet) run as background processes of this machine, with their
-# state, socket and logs in .local/real-node/. Its Pods run for real: runc
-# containers on a bridge (cnat0, 10.89.0.0/24 or $REAL_NODE_POD_CIDR) that
-# only this machine reaches, from images built here without Docker
-# (hack/real-node/images.sh). The node is named after the machine and
+# of KUBE_VERSION, the control plane's (bin/kubelet; bin/k8s/<version>/kubelet
+# for another than the default: hack/lib/kube-version.sh) run as background
+# processes of this machine, with their state, socket and logs in
+# .local/real-node/. Its Pods run for real: runc containers on a bridge
+# (cnat0, 10.89.0.0/24 or $REAL_NODE_POD_CIDR) that only this machine
+# reaches, from images built here without Docker (hack/real-node/images.sh).
+# The node is named after the machine and
 # labelled cnat.programming-kubernetes.info/real-node=true. It is the default
 # node: once it is Ready, the simulated nodes are tainted
 # cnat.programming-kubernetes.info/simulated=true:NoSchedule
@@ -95,7 +97,7 @@ server="$(kube config view --minify -o jsonpath='{.clusters[0].cluster.server}')
 api_port="${BASH_REMATCH[1]}"
 read -r service_ip service_port <<<"$(kube get service kubernetes --namespace default -o jsonpath='{.spec.clusterIP} {.spec.ports[0].port}')"
 
-"${root}/hack/tools.sh" kubelet
+KUBE_VERSION="${kube_version}" "${root}/hack/tools.sh" kubelet
 
 # --- Record the host before the first change -------------------------------
 
@@ -293,8 +295,8 @@ ready() {
 }
 begin="$(date +%s%N)"
 start kubelet "${kubelet_config}" \
-  "$(hash_of "${kubelet_config}" "${kubelet_kubeconfig}" "${cert}" "${root}/bin/.kubelet.stamp" - <<<"${node_ip}")" \
-  "${root}/bin/kubelet" --config "${kubelet_config}" --kubeconfig "${kubelet_kubeconfig}" \
+  "$(hash_of "${kubelet_config}" "${kubelet_kubeconfig}" "${cert}" "${kube_bin}/.kubelet.stamp" - <<<"${node_ip}")" \
+  "${kube_bin}/kubelet" --config "${kubelet_config}" --kubeconfig "${kubelet_kubeconfig}" \
   --root-dir "${kubelet_dir}" --cert-dir "${kubelet_dir}/pki" --hostname-override "${node_name}" --node-ip "${node_ip}" \
   --node-labels "${node_label}=true" --v=1
 for _ in $(seq 1 600); do

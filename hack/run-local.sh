@@ -20,7 +20,10 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export KUBECONFIG="${root}/.local/kubeconfig"
-export PATH="${root}/bin:${PATH}"
+# kubectl of the cluster's Kubernetes (KUBE_VERSION), the rest from bin/.
+# shellcheck source=hack/lib/kube-version.sh
+source "${root}/hack/lib/kube-version.sh"
+export PATH="${kube_bin}:${root}/bin:${PATH}"
 log="${root}/.local/run-controller.log"
 # shellcheck source=hack/lib/controller.sh
 source "${root}/hack/lib/controller.sh"

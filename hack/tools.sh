@@ -8,13 +8,19 @@
 # Each tool is pinned by a Go module under hack/tools/<module>/; bin/.<name>.stamp records the pin a binary
 # was built from, so a binary is only rebuilt when its pin changes.
 #
-# Usage: hack/tools.sh [name...]
+# Usage: [KUBE_VERSION=vX.Y.Z] hack/tools.sh [name...]
 # Without names it builds the default set; kubelet, the linters, gremlins,
 # promtool, the release tools and cert-manager are only built when named.
+# KUBE_VERSION chooses the Kubernetes of kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl and kubelet among those a hack/tools/kubernetes*
+# module pins (hack/lib/kube-version.sh); any but the default is built into
+# bin/k8s/<version>/.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${root}/bin"
+# shellcheck source=hack/lib/kube-version.sh
+source "${root}/hack/lib/kube-version.sh"
 
 default_tools=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok kwokctl)
 
@@ -153,6 +159,11 @@ for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score 
   fi
 
   dir="${root}/hack/tools/${module}"
+  out="${bin}"
+  if [[ "${module}" == kubernetes ]]; then
+    dir="${kube_module}"
+    out="${kube_bin}"
+  fi
   version="$(cd "${dir}" && go list -m -f '{{.Version}}' "$(pinned_module "${module}")")"
   flags="$(ldflags "${module}" "${version}")"
   tags="$(buildtags "${module}")"
@@ -167,7 +178,7 @@ for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score 
 
   build=()
   for name in "${wanted[@]}"; do
-    if [[ -x "${bin}/${name}" && "$(cat "${bin}/.${name}.stamp" 2>/dev/null)" == "${stamp}" ]]; then
+    if [[ -x "${out}/${name}" && "$(cat "${out}/.${name}.stamp" 2>/dev/null)" == "${stamp}" ]]; then
       echo "tools: ${name} ${version} (cached)"
     else
       build+=("${name}")
@@ -183,7 +194,8 @@ for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score 
   done
   # Build into a staging directory and rename into place, so that a binary a
   # running cluster executes is replaced rather than overwritten.
-  staging="$(mktemp -d "${bin}/.build.XXXXXX")"
+  mkdir -p "${out}"
+  staging="$(mktemp -d "${out}/.build.XXXXXX")"
   # With several packages go build names each binary after its package; a
   # single package (etcd's is go.etcd.io/etcd/server/v3) gets an explicit name.
   output="${staging}/"
@@ -193,8 +205,8 @@ for module in kubernetes etcd kwok golangci-lint actionlint gremlins kube-score 
   start=${SECONDS}
   (cd "${dir}" && go build -trimpath -ldflags "${flags}" ${tags:+-tags "${tags}"} -o "${output}" "${packages[@]}")
   for name in "${build[@]}"; do
-    mv -f "${staging}/${name}" "${bin}/${name}"
-    echo "${stamp}" >"${bin}/.${name}.stamp"
+    mv -f "${staging}/${name}" "${out}/${name}"
+    echo "${stamp}" >"${out}/.${name}.stamp"
     echo "tools: ${name} ${version} (built in $((SECONDS - start))s)"
   done
   rm -rf "${staging}"

@@ -69,7 +69,10 @@ recorded_paths=(
 )
 cgroup_root=/sys/fs/cgroup
 
-export PATH="${root}/bin:/usr/sbin:/sbin:${PATH}"
+# The Kubernetes of KUBE_VERSION, the control plane's: its kubelet and kubectl.
+# shellcheck source=hack/lib/kube-version.sh
+source "${root}/hack/lib/kube-version.sh"
+export PATH="${kube_bin}:${root}/bin:/usr/sbin:/sbin:${PATH}"
 
 # pid_of prints the pid recorded in .local/real-node/NAME.pid if that
 # process is alive and runs with CONFIG on its command line (so a reused pid
