@@ -1,8 +1,11 @@
-package controller
+// Package atcache is the controller's cache of Ats, in place of an
+// informer's: compact entries of the Ats that wait, whole Ats near their
+// time, one heap of wake-ups, and the reads that confirm a start
+// (docs/architecture.md, "The At cache").
+package atcache
 
 import (
 	"container/heap"
-	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -14,18 +17,21 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
+// WakeUpPad is added to every timer so that a wake-up lands just after the
+// instant it waits for, not a hair before it.
+const WakeUpPad = 10 * time.Millisecond
+
 // DefaultPrefetch is how long before an At needs the controller it is read
 // whole from the API server and kept in memory (the --prefetch flag).
 const DefaultPrefetch = 5 * time.Minute
 
-// atStore is the controller's cache of Ats, in place of an informer's: a
+// Store is the controller's cache of Ats, in place of an informer's: a
 // client-go Reflector (a streaming watch-list, then a watch) fills it, and it
 // keeps each At whole only while the controller may need it.
 //
@@ -39,7 +45,7 @@ const DefaultPrefetch = 5 * time.Minute
 // generation, says it is pending and scheduled, suspended or invalid: the
 // decision on it can then only change with time, which the entry records,
 // or with a change to the At or its Pods, which the watches deliver whole.
-// A finished At is quiet once a reconcile says it settled (settle).
+// A finished At is quiet once a reconcile says it settled (Settle).
 //
 // One heap ordered by wake-up time, with one timer, wakes compact Ats
 // prefetch before they are due, and Ats whose reconcile asked to be looked
@@ -47,11 +53,11 @@ const DefaultPrefetch = 5 * time.Minute
 // A reconcile that finds an At compact reads it from the API server and
 // offers it back: kept whole if the store still holds that very version and
 // the At is no longer quiet. Ats due together are thus whole by their time
-// and start from memory, confirmed by one LIST (dueReads), as before.
+// and start from memory, confirmed by one LIST (DueReads), as before.
 //
 // It never decides anything: whatever it keeps, a reconcile decides on the
 // whole At, from memory or from the API server.
-type atStore struct {
+type Store struct {
 	clock    clock.WithTicker
 	prefetch time.Duration
 	log      logr.Logger
@@ -73,13 +79,17 @@ type atStore struct {
 	namespaces map[string]string
 }
 
-func newAtStore(clk clock.WithTicker, prefetch time.Duration, log logr.Logger) *atStore {
+// New is a store on clk that keeps Ats whole from prefetch before they need
+// the controller (zero: DefaultPrefetch), and asks reader, the API server,
+// for the Ats due while it lists every At (nil: it does not ask).
+func New(clk clock.WithTicker, prefetch time.Duration, reader client.Reader, log logr.Logger) *Store {
 	if prefetch <= 0 {
 		prefetch = DefaultPrefetch
 	}
-	return &atStore{
+	return &Store{
 		clock:      clk,
 		prefetch:   prefetch,
+		reader:     reader,
 		log:        log,
 		entries:    map[types.NamespacedName]*atEntry{},
 		rearm:      make(chan struct{}, 1),
@@ -94,7 +104,7 @@ type atEntry struct {
 	uid             types.UID
 	resourceVersion string
 	generation      int64
-	// at is the whole At (trimmed as trimAt does), nil while compact.
+	// at is the whole At (trimmed as Trim does), nil while compact.
 	at *cnatv1beta1.At
 	// quiet is when a compact At needs the controller again (Unix
 	// nanoseconds; math.MaxInt64: not by itself).
@@ -105,16 +115,8 @@ type atEntry struct {
 	wake  int64
 	index int
 	// settled is set when a reconcile of this incarnation and generation
-	// found the At finished with nothing left to do before quiet (settle).
+	// found the At finished with nothing left to do before quiet (Settle).
 	settled bool
-}
-
-// atSummary is what the metrics count of an At.
-type atSummary struct {
-	phase     cnatv1beta1.Phase
-	scheduled int64 // status.scheduledTime, Unix nanoseconds; 0: none
-	suspended bool
-	invalid   bool
 }
 
 // GetObjectMeta lets client-go's key functions name an entry: the
@@ -153,35 +155,9 @@ func quietUntil(at *cnatv1beta1.At) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func summarize(at *cnatv1beta1.At) atSummary {
-	s := atSummary{
-		suspended: ptr.Deref(at.Spec.Suspend, false),
-		invalid:   at.Status.Reason == cnatv1beta1.ReasonInvalidSpec,
-	}
-	// The phase as the constant, not the decoded string of each At.
-	switch p := at.Status.Phase; p {
-	case cnatv1beta1.PhasePending, "":
-		s.phase = cnatv1beta1.PhasePending
-	case cnatv1beta1.PhaseRunning:
-		s.phase = cnatv1beta1.PhaseRunning
-	case cnatv1beta1.PhaseSucceeded:
-		s.phase = cnatv1beta1.PhaseSucceeded
-	case cnatv1beta1.PhaseFailed:
-		s.phase = cnatv1beta1.PhaseFailed
-	case cnatv1beta1.PhaseMissed:
-		s.phase = cnatv1beta1.PhaseMissed
-	default:
-		s.phase = p
-	}
-	if t := at.Status.ScheduledTime; t != nil {
-		s.scheduled = t.UnixNano()
-	}
-	return s
-}
-
 // fill sets e from at, compact if at is quiet beyond prefetch from now.
 // It keeps at itself when whole, as an informer keeps what it decoded.
-func (s *atStore) fill(e *atEntry, at *cnatv1beta1.At, now time.Time) {
+func (s *Store) fill(e *atEntry, at *cnatv1beta1.At, now time.Time) {
 	e.name, e.namespace = at.Name, s.intern(at.Namespace)
 	e.uid, e.resourceVersion, e.generation = at.UID, at.ResourceVersion, at.Generation
 	e.summary = summarize(at)
@@ -189,11 +165,10 @@ func (s *atStore) fill(e *atEntry, at *cnatv1beta1.At, now time.Time) {
 		e.at, e.quiet = nil, quiet.UnixNano()
 		return
 	}
-	trimmed, _ := trimAt(at)
-	e.at, e.quiet = trimmed.(*cnatv1beta1.At), 0
+	e.at, e.quiet = Trim(at), 0
 }
 
-func (s *atStore) intern(ns string) string {
+func (s *Store) intern(ns string) string {
 	s.nsMu.Lock()
 	defer s.nsMu.Unlock()
 	if in, ok := s.namespaces[ns]; ok {
@@ -205,7 +180,7 @@ func (s *atStore) intern(ns string) string {
 
 // entryOf turns what the reflector hands over into an entry: an At, or an
 // entry its streaming list already made (Transformer).
-func (s *atStore) entryOf(obj any) (*atEntry, error) {
+func (s *Store) entryOf(obj any) (*atEntry, error) {
 	switch o := obj.(type) {
 	case *atEntry:
 		return o, nil
@@ -219,42 +194,8 @@ func (s *atStore) entryOf(obj any) (*atEntry, error) {
 	return nil, fmt.Errorf("the At store cannot hold a %T", obj)
 }
 
-// Transformer makes the reflector's streaming list hold entries rather
-// than whole Ats (client-go's TransformingStore), so that the initial list
-// of many Ats never holds them all decoded. Each entry is also taken into
-// the store as it streams in, not only with the whole list at its end: an
-// At due right after a restart starts while the rest are still listed.
-// A reconcile does not need the others (it reads one At and its Pods), and
-// one of an At not streamed yet finds it gone, as with any lagging cache,
-// and confirms that with a read from the API server.
-func (s *atStore) Transformer() cache.TransformFunc {
-	return func(obj any) (any, error) {
-		e, err := s.entryOf(obj)
-		if err != nil {
-			return nil, err
-		}
-		if _, streamed := obj.(*cnatv1beta1.At); streamed {
-			s.take(e)
-		}
-		return e, nil
-	}
-}
-
-// Add, Update, Delete and Replace are what the reflector calls.
-
-func (s *atStore) Add(obj any) error { return s.Update(obj) }
-
-func (s *atStore) Update(obj any) error {
-	e, err := s.entryOf(obj)
-	if err != nil {
-		return err
-	}
-	s.take(e)
-	return nil
-}
-
 // take puts e in the store in place of what it held under its key.
-func (s *atStore) take(e *atEntry) {
+func (s *Store) take(e *atEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := e.key()
@@ -283,7 +224,7 @@ func (s *atStore) take(e *atEntry) {
 
 // admitted schedules a new entry: a compact one is woken prefetch before it
 // needs the controller, a whole one is reconciled now if it changed.
-func (s *atStore) admitted(e *atEntry, changed bool) {
+func (s *Store) admitted(e *atEntry, changed bool) {
 	if e.at == nil {
 		if e.quiet != math.MaxInt64 {
 			s.setWake(e, e.quiet-int64(s.prefetch))
@@ -295,130 +236,9 @@ func (s *atStore) admitted(e *atEntry, changed bool) {
 	}
 }
 
-func (s *atStore) Delete(obj any) error {
-	// Only its key: an At that is gone is not worth an entry.
-	k, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		return err
-	}
-	ns, name, err := cache.SplitMetaNamespaceKey(k)
-	if err != nil {
-		return err
-	}
-	key := types.NamespacedName{Namespace: ns, Name: name}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old := s.entries[key]; old != nil {
-		if old.index >= 0 {
-			heap.Remove(&s.wakes, old.index)
-		}
-		delete(s.entries, key)
-	}
-	s.enqueue(key)
-	return nil
-}
-
-func (s *atStore) Replace(list []any, _ string) error {
-	fresh := make(map[types.NamespacedName]*atEntry, len(list))
-	for _, obj := range list {
-		e, err := s.entryOf(obj)
-		if err != nil {
-			return err
-		}
-		fresh[e.key()] = e
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old := s.entries
-	s.entries = fresh
-	// The heap is rebuilt, with the wake-ups of the entries that stay.
-	wakes := make(map[types.NamespacedName]int64, len(s.wakes))
-	for _, e := range s.wakes {
-		wakes[e.key()] = e.wake
-		e.index, e.wake = -1, 0
-	}
-	s.wakes = nil
-	for key, e := range fresh {
-		prev := old[key]
-		delete(old, key)
-		changed := prev == nil || prev.uid != e.uid || prev.generation != e.generation
-		if w := wakes[key]; !changed && w != 0 {
-			s.setWake(e, w)
-		}
-		if !changed && prev != e {
-			s.carrySettled(prev, e)
-		}
-		// One taken as it streamed in (prev == e) is not changed: it was
-		// reconciled then if need be.
-		s.admitted(e, changed)
-	}
-	for key := range old {
-		s.enqueue(key) // gone while the watch was down
-	}
-	s.once.Do(func() {
-		s.log.Info("Listed every At", "ats", len(fresh), "compact", len(fresh)-s.wholeLocked())
-		close(s.synced)
-	})
-	return nil
-}
-
-// wholeLocked counts the entries held whole. Called with mu held.
-func (s *atStore) wholeLocked() int {
-	n := 0
-	for _, e := range s.entries {
-		if e.at != nil {
-			n++
-		}
-	}
-	return n
-}
-
-func (s *atStore) Resync() error { return nil }
-
-func (s *atStore) List() []any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	list := make([]any, 0, len(s.entries))
-	for _, e := range s.entries {
-		list = append(list, e)
-	}
-	return list
-}
-
-func (s *atStore) ListKeys() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	keys := make([]string, 0, len(s.entries))
-	for key := range s.entries {
-		keys = append(keys, key.String())
-	}
-	return keys
-}
-
-func (s *atStore) Get(obj any) (any, bool, error) {
-	key, err := cache.MetaNamespaceKeyFunc(obj)
-	if err != nil {
-		return nil, false, err
-	}
-	return s.GetByKey(key)
-}
-
-func (s *atStore) GetByKey(key string) (any, bool, error) {
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		return nil, false, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.entries[types.NamespacedName{Namespace: ns, Name: name}]
-	return e, ok, nil
-}
-
-var _ cache.TransformingStore = (*atStore)(nil)
-
-// get returns a copy of the At of key if the store holds it whole; found
+// Get returns a copy of the At of key if the store holds it whole; found
 // says whether the store knows the At at all.
-func (s *atStore) get(key types.NamespacedName) (at *cnatv1beta1.At, found bool) {
+func (s *Store) Get(key types.NamespacedName) (at *cnatv1beta1.At, found bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[key]
@@ -431,10 +251,10 @@ func (s *atStore) get(key types.NamespacedName) (at *cnatv1beta1.At, found bool)
 	return e.at.DeepCopy(), true
 }
 
-// offer gives the store an At read from the API server for a compact entry.
+// Offer gives the store an At read from the API server for a compact entry.
 // It is kept whole only if the store holds that very version (the watch is
 // neither behind nor ahead of the read) and the At is no longer quiet.
-func (s *atStore) offer(at *cnatv1beta1.At) {
+func (s *Store) Offer(at *cnatv1beta1.At) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[types.NamespacedName{Namespace: at.Namespace, Name: at.Name}]
@@ -444,12 +264,11 @@ func (s *atStore) offer(at *cnatv1beta1.At) {
 	if quiet, ok := quietUntil(at); ok && quiet.Sub(s.clock.Now()) > s.prefetch {
 		return
 	}
-	trimmed, _ := trimAt(at.DeepCopy())
 	// Read whole, it waits for a reconcile to settle it again.
-	e.at, e.quiet, e.settled = trimmed.(*cnatv1beta1.At), 0, false
+	e.at, e.quiet, e.settled = Trim(at.DeepCopy()), 0, false
 }
 
-// settle is told by a reconcile that the At, as it read it, has finished
+// Settle is told by a reconcile that the At, as it read it, has finished
 // and needs nothing more from the controller before until (zero: never;
 // its TTL otherwise): its status is written, its Pods released. Such an At
 // is kept compact from then on, this version and the next ones of the same
@@ -459,7 +278,7 @@ func (s *atStore) offer(at *cnatv1beta1.At) {
 // carry the tracking finalizer, and each of their events brings a reconcile
 // that would read a compact At from the API server. Thousands of settled
 // Ats then cost what thousands of pending ones do.
-func (s *atStore) settle(at *cnatv1beta1.At, until time.Time) {
+func (s *Store) Settle(at *cnatv1beta1.At, until time.Time) {
 	quiet := int64(math.MaxInt64)
 	if !until.IsZero() {
 		quiet = until.UnixNano()
@@ -480,20 +299,20 @@ func (s *atStore) settle(at *cnatv1beta1.At, until time.Time) {
 }
 
 // carrySettled passes on to e, a new version of the At of old (the same
-// incarnation and generation), that settle was told of old, and compacts
+// incarnation and generation), that Settle was told of old, and compacts
 // e if it may. Called with mu held.
-func (s *atStore) carrySettled(old, e *atEntry) {
+func (s *Store) carrySettled(old, e *atEntry) {
 	if old.settled && e.at != nil {
 		e.settled, e.quiet = true, old.quiet
 		s.compactSettled(e)
 	}
 }
 
-// compactSettled drops the At of a whole entry settle was told of if the
+// compactSettled drops the At of a whole entry Settle was told of if the
 // At says it finished and is not being deleted (the status write that
 // finished it may come after the reconcile that settled it), and says
 // whether it did. Called with mu held.
-func (s *atStore) compactSettled(e *atEntry) bool {
+func (s *Store) compactSettled(e *atEntry) bool {
 	if !e.settled || e.at == nil || !e.at.Status.Phase.Finished() || e.at.DeletionTimestamp != nil {
 		return false
 	}
@@ -501,9 +320,9 @@ func (s *atStore) compactSettled(e *atEntry) bool {
 	return true
 }
 
-// wakeAt has the heap wake the At of key at t, and says whether it will
+// WakeAt has the heap wake the At of key at t, and says whether it will
 // (false: the store does not know the At).
-func (s *atStore) wakeAt(key types.NamespacedName, t time.Time) bool {
+func (s *Store) WakeAt(key types.NamespacedName, t time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[key]
@@ -514,124 +333,16 @@ func (s *atStore) wakeAt(key types.NamespacedName, t time.Time) bool {
 	return true
 }
 
-// summaries calls f with the summary of every At.
-func (s *atStore) summaries(f func(atSummary)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, e := range s.entries {
-		f(e.summary)
-	}
-}
-
-// setWake has the heap wake e at t (Unix nanoseconds), or earlier if it
-// already would. Called with mu held.
-func (s *atStore) setWake(e *atEntry, t int64) {
-	t = max(t, 1)
-	switch {
-	case e.index < 0:
-		e.wake = t
-		heap.Push(&s.wakes, e)
-	case t < e.wake:
-		e.wake = t
-		heap.Fix(&s.wakes, e.index)
+// Listed says whether the store has listed every At since its start.
+func (s *Store) Listed() bool {
+	select {
+	case <-s.synced:
+		return true
 	default:
-		return
-	}
-	if e.index == 0 {
-		select {
-		case s.rearm <- struct{}{}:
-		default:
-		}
+		return false
 	}
 }
 
-// enqueue hands key to the controller, if it runs. Called with mu held.
-func (s *atStore) enqueue(key types.NamespacedName) {
-	if s.queue != nil {
-		s.queue.Add(reconcile.Request{NamespacedName: key})
-	}
-}
-
-// start runs the reflector until ctx ends: the store is filled on every
-// replica, leader or not, so that a replica that becomes leader has it.
-func (s *atStore) start(ctx context.Context, lw cache.ListerWatcher) error {
-	r := cache.NewReflectorWithOptions(lw, &cnatv1beta1.At{}, s, cache.ReflectorOptions{Name: "ats"})
-	r.RunWithContext(ctx)
-	return nil
-}
-
-// attach is the controller's start: every whole At is reconciled, and the
-// heap's wake-ups go to its queue from now on.
-func (s *atStore) attach(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	s.mu.Lock()
-	s.queue = queue
-	for key, e := range s.entries {
-		if e.at != nil {
-			s.enqueue(key)
-		}
-	}
-	s.mu.Unlock()
-	go s.runWakes(ctx)
-	if s.reader != nil {
-		go s.dueWhileListing(ctx, s.reader)
-	}
-}
-
-// runWakes hands the At of each wake-up that is due to the queue, with one
-// timer for the earliest.
-func (s *atStore) runWakes(ctx context.Context) {
-	for {
-		s.mu.Lock()
-		now := s.clock.Now().UnixNano()
-		for len(s.wakes) > 0 && s.wakes[0].wake <= now {
-			e := heap.Pop(&s.wakes).(*atEntry)
-			e.wake = 0
-			s.enqueue(e.key())
-		}
-		next := time.Duration(-1)
-		if len(s.wakes) > 0 {
-			next = time.Duration(s.wakes[0].wake - now)
-		}
-		s.mu.Unlock()
-		var fire <-chan time.Time
-		var timer clock.Timer
-		if next >= 0 {
-			timer = s.clock.NewTimer(next)
-			fire = timer.C()
-		}
-		select {
-		case <-ctx.Done():
-		case <-fire:
-		case <-s.rearm:
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		if ctx.Err() != nil {
-			return
-		}
-	}
-}
-
-// wakeHeap orders entries by wake-up time (container/heap).
-type wakeHeap []*atEntry
-
-func (h wakeHeap) Len() int           { return len(h) }
-func (h wakeHeap) Less(i, j int) bool { return h[i].wake < h[j].wake }
-func (h wakeHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *wakeHeap) Push(x any) {
-	e := x.(*atEntry)
-	e.index = len(*h)
-	*h = append(*h, e)
-}
-func (h *wakeHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	e.index = -1
-	return e
-}
+// Prefetch is how long before an At needs the controller the store holds
+// it whole.
+func (s *Store) Prefetch() time.Duration { return s.prefetch }
