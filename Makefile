@@ -259,6 +259,8 @@ VERSION := $(shell cat $(CURDIR)/VERSION)
 # The commit both binaries report in --version (empty outside a git work
 # tree: they fall back on what go build recorded).
 COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+# The linker flags that stamp both into internal/buildinfo.
+STAMP := -X github.com/programming-kubernetes/cnat/internal/buildinfo.StampedVersion=$(VERSION) -X github.com/programming-kubernetes/cnat/internal/buildinfo.StampedCommit=$(COMMIT)
 
 # The controller image (the name the base deploys; the kind e2e builds
 # cnat-controller:$(VERSION), the name its overlay loads).
@@ -266,8 +268,8 @@ IMG ?= ghcr.io/programming-kubernetes/cnat-controller:$(VERSION)
 
 .PHONY: build
 build: ## Build the controller and cnatctl (also as the kubectl plugin kubectl-cnat) into bin/.
-	go build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN)/cnat-controller ./cmd/cnat-controller
-	go build -ldflags "-X github.com/programming-kubernetes/cnat/internal/cli.version=$(VERSION) -X github.com/programming-kubernetes/cnat/internal/cli.commit=$(COMMIT)" -o $(BIN)/cnatctl ./cmd/cnatctl
+	go build -ldflags "$(STAMP)" -o $(BIN)/cnat-controller ./cmd/cnat-controller
+	go build -ldflags "$(STAMP)" -o $(BIN)/cnatctl ./cmd/cnatctl
 	ln -sf cnatctl $(BIN)/kubectl-cnat
 
 .PHONY: docker-build

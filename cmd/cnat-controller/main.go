@@ -88,7 +88,7 @@ func parseFlags() options {
 func main() {
 	o := parseFlags()
 	if o.version {
-		fmt.Print(versionLine())
+		fmt.Print(buildinfo.Line("cnat-controller"))
 		return
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
@@ -138,7 +138,7 @@ func run(o options) error {
 	if err := setupWebhooks(mgr, o); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("Starting manager", "version", buildinfo.Version(version), "commit", buildinfo.Commit(commit))
+	ctrl.Log.WithName("setup").Info("Starting manager", "version", buildinfo.Version(), "commit", buildinfo.Commit())
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
