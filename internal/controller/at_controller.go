@@ -66,8 +66,9 @@ type AtReconciler struct {
 	// longer shows.
 	history podHistory
 
-	// conflicts is the backoff of Ats whose status write conflicted.
-	conflicts conflicts
+	// conflicts is the backoff of Ats whose status write conflicted
+	// (newConflicts, SetupWithManager).
+	conflicts workqueue.TypedRateLimiter[reconcile.Request]
 
 	// holdList wraps the store's ListerWatcher: tests hold its list back.
 	holdList func(cache.ListerWatcher) cache.ListerWatcher
@@ -98,11 +99,11 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		// Decided on an older copy of the At than the API server's
 		// (conflicts.go): tried again shortly, on the copy the watch will
 		// have brought by then.
-		delay := r.conflicts.after(req)
+		delay := r.conflicts.When(req)
 		ctrl.LoggerFrom(ctx).V(1).Info("The At changed since the copy the decision was made on; trying again", "after", delay, "error", err.Error())
 		return ctrl.Result{RequeueAfter: delay}, nil
 	}
-	r.conflicts.forget(req)
+	r.conflicts.Forget(req)
 	switch {
 	case err != nil:
 		return ctrl.Result{}, err
@@ -270,6 +271,7 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 		return fmt.Errorf("indexing Pods by At: %w", err)
 	}
 	r.podsIndexed = true
+	r.conflicts = newConflicts()
 	clk, ok := r.Clock.(clock.WithTicker)
 	if !ok {
 		clk = clock.RealClock{}

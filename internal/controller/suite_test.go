@@ -123,6 +123,7 @@ func (h *harness) newReconciler(funcs interceptor.Funcs) *AtReconciler {
 		Clock:     h.clock,
 		Recorder:  h.recorder,
 		Pods:      apply.PodOptions{DefaultImage: "busybox:1.37"},
+		conflicts: newConflicts(),
 	}
 }
 
