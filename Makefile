@@ -85,21 +85,21 @@ kube-score: ## Score the manifests of every overlay with kube-score (exceptions:
 # from the mains (cmd/*; in the harness's module hack/*) and, with -test,
 # from the tests too. Two runs in each module:
 #   1. with -test: a function not even a test calls is dead everywhere,
-#      internal/testenv included;
+#      test/testenv included;
 #   2. without: a function only tests call is an API nothing uses (delete it
 #      with its tests) or test support (move it into a _test.go file or
-#      internal/testenv, the one package allowed here: it exists for tests).
+#      test/testenv, the one package allowed here: it exists for tests).
 # Generated code (api/applyconfiguration, zz_generated.*) is skipped, as
 # deadcode does by default: controller-gen writes what it writes.
 DEADCODE := go tool deadcode -tags e2e
-DEADCODE_TEST_ONLY_ALLOWED := ^internal/testenv/
+DEADCODE_TEST_ONLY_ALLOWED := ^test/testenv/
 
 .PHONY: deadcode
-deadcode: ## Fail on functions nothing calls, or only tests call (outside internal/testenv).
+deadcode: ## Fail on functions nothing calls, or only tests call (outside test/testenv).
 	@dead=$$($(DEADCODE) -test ./...); \
 	test -z "$$dead" || { echo "Functions nothing calls, not even a test: delete them"; echo "$$dead"; exit 1; }
 	@dead=$$($(DEADCODE) ./... | { grep -Ev '$(DEADCODE_TEST_ONLY_ALLOWED)' || true; }); \
-	test -z "$$dead" || { echo "Functions only tests call: delete them with their tests, or move test support into a _test.go file or internal/testenv"; echo "$$dead"; exit 1; }
+	test -z "$$dead" || { echo "Functions only tests call: delete them with their tests, or move test support into a _test.go file or test/testenv"; echo "$$dead"; exit 1; }
 	@dead=$$(cd hack && GOWORK=off $(DEADCODE) -test ./...); \
 	test -z "$$dead" || { echo "Functions of the harness (hack/go.mod) nothing calls, not even a test: delete them"; echo "$$dead"; exit 1; }
 	@dead=$$(cd hack && GOWORK=off $(DEADCODE) ./...); \

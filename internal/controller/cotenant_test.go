@@ -18,7 +18,7 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/atcache"
-	"github.com/programming-kubernetes/cnat/internal/testenv"
+	"github.com/programming-kubernetes/cnat/test/testenv"
 )
 
 // These tests attack the controller as a co-tenant who has read its code

@@ -24,7 +24,7 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
-	"github.com/programming-kubernetes/cnat/internal/testenv"
+	"github.com/programming-kubernetes/cnat/test/testenv"
 )
 
 // TestPodRefusedByAPolicyIsNotAnInvalidAt: a ValidatingAdmissionPolicy of
