@@ -15,25 +15,9 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// DueReads confirms the first start of Ats with reads from the API server,
-// reading the Ats of one namespace due at one instant together when more
-// than one is being confirmed at once.
-//
-// A start is confirmed by a read of the At made after its scheduled time:
-// the At runs as it stood then, whatever the cache still shows. One GET per
-// start makes every start of a burst two round trips, so when a second
-// start due at the same instant in the same namespace is confirmed while
-// the first still is, the Ats due then are read with one consistent LIST
-// (field selector status.scheduledTime, served by the API server's watch
-// cache), and every start of the burst is confirmed from it. The LIST is
-// made after the instant, so it confirms as a GET then would. It asks for
-// metadata only: an At it returns with the UID and resourceVersion the
-// cache shows is, spec and status, the At the cache shows, and the
-// decision made on the cache stands. An At it does not return (its status
-// does not name the instant yet), or returns in another version (changed
-// since the cache saw it, or changed since the LIST, which the cache saw),
-// is read with its own GET, as is every At if the LIST fails (an API server
-// without CRD field selectors refuses it).
+// DueReads confirms the first starts of Ats due at one instant in one
+// namespace with one LIST of their metadata, made after the instant, when
+// more than one is being confirmed at once (docs/architecture.md).
 //
 // The zero value is ready to use.
 type DueReads struct {

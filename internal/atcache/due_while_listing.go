@@ -13,22 +13,9 @@ import (
 )
 
 // dueWhileListing starts, on time, the Ats that come due while the store
-// still lists every At after a start. The list streams in key order
-// (namespace, name), so an At due seconds after a restart beside 100 000
-// others may be listed only after its time; the store does not know it
-// until then. Until the list is done, the API server is asked each second
-// for the Ats due at the coming whole second — status.scheduledTime is a
-// selectable field, and the status records times to the second — and
-// those the store does not know yet are handed to the queue at that
-// instant. An At the controller has not written yet (created while it was
-// down, or while it lists) has no status.scheduledTime: its time is in its
-// spec only. It is asked for too (status.phase is empty, a page of
-// newPerPoll at a time) and handed to the queue at once; its reconcile
-// writes its status and sets its timer. A reconcile reads an At the store
-// does not know from the API server while the store lists
-// (the reconciler's CachedAt). Ats already overdue at the start, and Ats whose
-// schedule was edited while the controller was down (their status still
-// names the old time), wait for the list, as they would without this.
+// still lists every At after a start: until the list is done it asks the
+// API server each second for the Ats due at the coming second, and for Ats
+// with no status yet, and queues those it does not know (docs/architecture.md).
 func (s *Store) dueWhileListing(ctx context.Context, reader client.Reader) {
 	due := s.clock.Now().Truncate(time.Second).Add(time.Second)
 	for {

@@ -31,32 +31,9 @@ const WakeUpPad = 10 * time.Millisecond
 // whole from the API server and kept in memory (the --prefetch flag).
 const DefaultPrefetch = 5 * time.Minute
 
-// Store is the controller's cache of Ats, in place of an informer's: a
-// client-go Reflector (a streaming watch-list, then a watch) fills it, and it
-// keeps each At whole only while the controller may need it.
-//
-// Most Ats are waiting: for their time (hours or days ahead), or for
-// nothing (suspended, a spec that cannot run). Of such an At the
-// controller needs nothing until its time comes, so the store keeps a
-// compact entry — its name, incarnation, version, generation, what the
-// metrics count, and the instant until which it is quiet — and the decoded
-// At is dropped as soon as it arrives (an informer would keep it, about ten
-// times the size). An At is quiet when its status, written for this very
-// generation, says it is pending and scheduled, suspended or invalid: the
-// decision on it can then only change with time, which the entry records,
-// or with a change to the At or its Pods, which the watches deliver whole.
-// A finished At is quiet once a reconcile says it settled (Settle).
-//
-// One heap ordered by wake-up time, with one timer, wakes compact Ats
-// prefetch before they are due, and Ats whose reconcile asked to be looked
-// at again more than prefetch later (instead of a work-queue timer per At).
-// A reconcile that finds an At compact reads it from the API server and
-// offers it back: kept whole if the store still holds that very version and
-// the At is no longer quiet. Ats due together are thus whole by their time
-// and start from memory, confirmed by one LIST (DueReads), as before.
-//
-// It never decides anything: whatever it keeps, a reconcile decides on the
-// whole At, from memory or from the API server.
+// Store is the controller's cache of Ats: a compact entry for each At that
+// is quiet beyond the prefetch, the decoded At for the others, one heap of
+// wake-ups (docs/architecture.md, "The At cache", says why and how).
 type Store struct {
 	clock    clock.WithTicker
 	prefetch time.Duration
