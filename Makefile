@@ -97,21 +97,21 @@ kube-score: ## Score the manifests of every overlay with kube-score (exceptions:
 # from the mains (cmd/*; in the harness's module hack/*) and, with -test,
 # from the tests too. Two runs in each module:
 #   1. with -test: a function not even a test calls is dead everywhere,
-#      internal/testenv included;
+#      test/testenv included;
 #   2. without: a function only tests call is an API nothing uses (delete it
 #      with its tests) or test support (move it into a _test.go file or
-#      internal/testenv, the one package allowed here: it exists for tests).
+#      test/testenv, the one package allowed here: it exists for tests).
 # Generated code (api/applyconfiguration, zz_generated.*) is skipped, as
 # deadcode does by default: controller-gen writes what it writes.
 DEADCODE := go tool deadcode -tags e2e
-DEADCODE_TEST_ONLY_ALLOWED := ^internal/testenv/
+DEADCODE_TEST_ONLY_ALLOWED := ^test/testenv/
 
 .PHONY: deadcode
-deadcode: ## Fail on functions nothing calls, or only tests call (outside internal/testenv).
+deadcode: ## Fail on functions nothing calls, or only tests call (outside test/testenv).
 	@dead=$$($(DEADCODE) -test ./...); \
 	test -z "$$dead" || { echo "Functions nothing calls, not even a test: delete them"; echo "$$dead"; exit 1; }
 	@dead=$$($(DEADCODE) ./... | { grep -Ev '$(DEADCODE_TEST_ONLY_ALLOWED)' || true; }); \
-	test -z "$$dead" || { echo "Functions only tests call: delete them with their tests, or move test support into a _test.go file or internal/testenv"; echo "$$dead"; exit 1; }
+	test -z "$$dead" || { echo "Functions only tests call: delete them with their tests, or move test support into a _test.go file or test/testenv"; echo "$$dead"; exit 1; }
 	@dead=$$(cd hack && GOWORK=off $(DEADCODE) -test ./...); \
 	test -z "$$dead" || { echo "Functions of the harness (hack/go.mod) nothing calls, not even a test: delete them"; echo "$$dead"; exit 1; }
 	@dead=$$(cd hack && GOWORK=off $(DEADCODE) ./...); \
@@ -149,7 +149,7 @@ test: CHAOS_SIZE = small
 
 .PHONY: test-unit
 test-unit: ## Unit tests: pure logic, no API server; a short fuzz run of both conversion round trips and of At validation.
-	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/certs/...
+	go test ./api/... ./internal/scheduler/... ./internal/lifecycle/... ./internal/apply/... ./internal/atcache/... ./internal/certs/...
 	$(HARNESS_GO) test ./bench/... ./chaos/... ./internal/...
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzHubRoundTrip -fuzztime=5s
 	go test ./api/v1alpha1 -run='^$$' -fuzz=FuzzSpokeRoundTrip -fuzztime=5s
@@ -296,6 +296,8 @@ VERSION := $(shell cat $(CURDIR)/VERSION)
 # The commit both binaries report in --version (empty outside a git work
 # tree: they fall back on what go build recorded).
 COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+# The linker flags that stamp both into internal/buildinfo.
+STAMP := -X github.com/programming-kubernetes/cnat/internal/buildinfo.StampedVersion=$(VERSION) -X github.com/programming-kubernetes/cnat/internal/buildinfo.StampedCommit=$(COMMIT)
 
 # The controller image (the name the base deploys; the kind e2e builds
 # cnat-controller:$(VERSION), the name its overlay loads).
@@ -303,8 +305,8 @@ IMG ?= ghcr.io/programming-kubernetes/cnat-controller:$(VERSION)
 
 .PHONY: build
 build: ## Build the controller and cnatctl (also as the kubectl plugin kubectl-cnat) into bin/.
-	go build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN)/cnat-controller ./cmd/cnat-controller
-	go build -ldflags "-X github.com/programming-kubernetes/cnat/internal/cli.version=$(VERSION) -X github.com/programming-kubernetes/cnat/internal/cli.commit=$(COMMIT)" -o $(BIN)/cnatctl ./cmd/cnatctl
+	go build -ldflags "$(STAMP)" -o $(BIN)/cnat-controller ./cmd/cnat-controller
+	go build -ldflags "$(STAMP)" -o $(BIN)/cnatctl ./cmd/cnatctl
 	ln -sf cnatctl $(BIN)/kubectl-cnat
 
 .PHONY: docker-build

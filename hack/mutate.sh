@@ -43,7 +43,7 @@ goal() {
 # and the defaulter are not validation.
 mutated() {
   case "$1" in
-    webhook) echo at_validator.go limits.go dryrun.go fired.go guard.go recent.go ;;
+    webhook) echo at_validator.go limits.go dryrun.go fired.go guard.go ;;
   esac
 }
 

@@ -24,6 +24,7 @@ import (
 	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atcache"
 	"github.com/programming-kubernetes/cnat/internal/buildinfo"
 	"github.com/programming-kubernetes/cnat/internal/controller"
 	"github.com/programming-kubernetes/cnat/internal/metricsauth"
@@ -71,7 +72,7 @@ func parseFlags() options {
 	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the namespace the controller runs in).")
 	flag.DurationVar(&o.gracefulShutdown, "graceful-shutdown-timeout", 30*time.Second, "How long to let running reconciles finish on shutdown.")
 	flag.IntVar(&o.concurrency, "concurrency", 20, "Ats reconciled at once: Ats due together start together, up to this many in parallel.")
-	flag.DurationVar(&o.prefetch, "prefetch", controller.DefaultPrefetch, "How long before an At is due it is read whole and kept in memory; until then the controller keeps only its name, version, phase and due time.")
+	flag.DurationVar(&o.prefetch, "prefetch", atcache.DefaultPrefetch, "How long before an At is due it is read whole and kept in memory; until then the controller keeps only its name, version, phase and due time.")
 	flag.Float64Var(&o.apiQPS, "kube-api-qps", -1, "Client-side limit on requests per second to the API server; negative: none, the API server's priority and fairness decides.")
 	flag.IntVar(&o.apiBurst, "kube-api-burst", 0, "Burst above --kube-api-qps, when that is positive.")
 	flag.StringVar(&o.pods.DefaultImage, "default-image", "busybox:1.37", "Image that runs spec.command when an At names none. It must provide /bin/sh.")
@@ -87,7 +88,7 @@ func parseFlags() options {
 func main() {
 	o := parseFlags()
 	if o.version {
-		fmt.Print(versionLine())
+		fmt.Print(buildinfo.Line("cnat-controller"))
 		return
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
@@ -137,7 +138,7 @@ func run(o options) error {
 	if err := setupWebhooks(mgr, o); err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("Starting manager", "version", buildinfo.Version(version), "commit", buildinfo.Commit(commit))
+	ctrl.Log.WithName("setup").Info("Starting manager", "version", buildinfo.Version(), "commit", buildinfo.Commit())
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

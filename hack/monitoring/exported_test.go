@@ -24,10 +24,11 @@ type metric struct {
 
 // exported reads, from the source of the packages linked into the
 // controller (cmd/cnat-controller), every metric the controller can export:
-// cnat's own (internal/controller/metrics.go) and controller-runtime's (at
-// the version go.mod pins), with their label names, from the calls of
-// client_golang's constructors (prometheus.NewCounterVec(opts, labels),
-// NewDesc...) with their constant arguments resolved by the type checker.
+// cnat's own (internal/controller/metrics.go, internal/atcache/metrics.go)
+// and controller-runtime's (at the version go.mod pins), with their label
+// names, from the calls of client_golang's constructors
+// (prometheus.NewCounterVec(opts, labels), NewDesc...) with their constant
+// arguments resolved by the type checker.
 // A metric whose name is not a constant there (built by a helper from a
 // parameter, as controller-runtime's rest_client_* histograms are) is
 // left out: the check then refuses it, never wrongly accepts it. It also

@@ -1,11 +1,10 @@
 // Package buildinfo tells which version of cnat a binary is and which
 // commit it was built from, for cnatctl's and the controller's --version.
 //
-// Each binary has its own two variables the release build sets with
-// -ldflags -X (internal/cli.version and .commit for cnatctl, main.version
-// and main.commit for cnat-controller; see .goreleaser.yaml); these
-// functions fall back on what the Go toolchain recorded in the binary when
-// they are empty, as in a plain go build or go install.
+// Both binaries are stamped through the two variables below, which make
+// build and the release build (.goreleaser.yaml) set with -ldflags -X; when
+// they are empty, as in a plain go build or go install, Version and Commit
+// fall back on what the Go toolchain recorded in the binary.
 package buildinfo
 
 import (
@@ -15,9 +14,26 @@ import (
 	"strings"
 )
 
-// Version returns stamped when set, else the module version go install
+// StampedVersion and StampedCommit are set at build time with
+//
+//	-ldflags "-X github.com/programming-kubernetes/cnat/internal/buildinfo.StampedVersion=v1.2.3
+//	          -X github.com/programming-kubernetes/cnat/internal/buildinfo.StampedCommit=<git commit>"
+var (
+	StampedVersion = ""
+	StampedCommit  = ""
+)
+
+// Version is the binary's version: the one set at build time, else the
+// module version go install recorded, else v0.0.0-devel.
+func Version() string { return versionOr(StampedVersion) }
+
+// Commit is the commit the binary was built from: the one set at build
+// time, else the one go build recorded, else unknown.
+func Commit() string { return commitOr(StampedCommit) }
+
+// versionOr returns stamped when set, else the module version go install
 // recorded, else v0.0.0-devel.
-func Version(stamped string) string {
+func versionOr(stamped string) string {
 	if stamped != "" {
 		return stamped
 	}
@@ -27,9 +43,9 @@ func Version(stamped string) string {
 	return "v0.0.0-devel"
 }
 
-// Commit returns stamped when set, else the commit go build recorded
+// commitOr returns stamped when set, else the commit go build recorded
 // (vcs.revision, with -dirty when the work tree had changes), else unknown.
-func Commit(stamped string) string {
+func commitOr(stamped string) string {
 	if stamped != "" {
 		return stamped
 	}
@@ -63,6 +79,6 @@ func commitOf(settings []debug.BuildSetting) string {
 // Line is the one line both binaries print for --version: the program, its
 // version (the second field, for scripts), the commit, the Go version and
 // the platform.
-func Line(program, version, commit string) string {
-	return fmt.Sprintf("%s %s (commit %s, %s %s/%s)\n", program, version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+func Line(program string) string {
+	return fmt.Sprintf("%s %s (commit %s, %s %s/%s)\n", program, Version(), Commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

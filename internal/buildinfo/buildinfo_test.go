@@ -7,20 +7,20 @@ import (
 )
 
 func TestStampedWins(t *testing.T) {
-	if got := Version("v1.2.3"); got != "v1.2.3" {
+	if got := versionOr("v1.2.3"); got != "v1.2.3" {
 		t.Errorf("Version(v1.2.3) = %q", got)
 	}
-	if got := Commit("0123abc"); got != "0123abc" {
+	if got := commitOr("0123abc"); got != "0123abc" {
 		t.Errorf("Commit(0123abc) = %q", got)
 	}
 }
 
 func TestUnstamped(t *testing.T) {
 	// A test binary records no module version and no VCS settings.
-	if got := Version(""); got != "v0.0.0-devel" {
+	if got := versionOr(""); got != "v0.0.0-devel" {
 		t.Errorf("Version(\"\") = %q, want v0.0.0-devel", got)
 	}
-	if got := Commit(""); got != "unknown" {
+	if got := commitOr(""); got != "unknown" {
 		t.Errorf("Commit(\"\") = %q, want unknown", got)
 	}
 }
@@ -44,7 +44,9 @@ func TestCommitOf(t *testing.T) {
 
 func TestLine(t *testing.T) {
 	want := "cnatctl v1.2.3 (commit abc, " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"
-	if got := Line("cnatctl", "v1.2.3", "abc"); got != want {
+	StampedVersion, StampedCommit = "v1.2.3", "abc"
+	t.Cleanup(func() { StampedVersion, StampedCommit = "", "" })
+	if got := Line("cnatctl"); got != want {
 		t.Errorf("Line = %q, want %q", got, want)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/programming-kubernetes/cnat/internal/buildinfo"
 )
 
 // Exit codes of every cnatctl command.
@@ -135,8 +137,8 @@ symlink named kubectl-cnat to cnatctl).
 	flags.AddFlags(root.PersistentFlags())
 	root.CompletionOptions.HiddenDefaultCmd = true
 	// --version prints what the version command prints.
-	root.Version = Version()
-	root.SetVersionTemplate(versionLine())
+	root.Version = buildinfo.Version()
+	root.SetVersionTemplate(buildinfo.Line("cnatctl"))
 
 	root.AddCommand(
 		newBuildCommand(streams),

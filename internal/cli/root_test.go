@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/programming-kubernetes/cnat/internal/buildinfo"
+
 	. "github.com/onsi/gomega"
 )
 
@@ -61,8 +63,8 @@ func TestDisplayName(t *testing.T) {
 // TestVersion: `version` and `--version` print the version and commit the
 // build stamped, under either name.
 func TestVersion(t *testing.T) {
-	defer func(v, c string) { version, commit = v, c }(version, commit)
-	version, commit = "v9.8.7", "0123456789abcdef0123456789abcdef01234567"
+	defer func(v, c string) { buildinfo.StampedVersion, buildinfo.StampedCommit = v, c }(buildinfo.StampedVersion, buildinfo.StampedCommit)
+	buildinfo.StampedVersion, buildinfo.StampedCommit = "v9.8.7", "0123456789abcdef0123456789abcdef01234567"
 	for _, tc := range []struct {
 		argv0 string
 		args  []string

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/programming-kubernetes/cnat/internal/manifests"
-	"github.com/programming-kubernetes/cnat/internal/testenv"
+	"github.com/programming-kubernetes/cnat/test/testenv"
 )
 
 func TestBuildCommand(t *testing.T) {

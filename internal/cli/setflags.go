@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/programming-kubernetes/cnat/internal/buildinfo"
 	"github.com/programming-kubernetes/cnat/internal/manifests"
 )
 
@@ -42,7 +43,7 @@ func (s *setFlags) load(ctx context.Context, flags *genericclioptions.ConfigFlag
 	if name == "" {
 		name = manifests.DefaultSetName(s.dir)
 	}
-	set, err := manifests.NewApplySet(name, s.inventoryNamespace, Version())
+	set, err := manifests.NewApplySet(name, s.inventoryNamespace, buildinfo.Version())
 	if err != nil {
 		return nil, nil, err
 	}

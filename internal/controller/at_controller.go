@@ -22,12 +22,9 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atcache"
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
-
-// wakeUpPad is added to every timer so that a wake-up lands just after the
-// instant it waits for, not a hair before it.
-const wakeUpPad = 10 * time.Millisecond
 
 // AtReconciler runs each At's command in a Pod at the At's time.
 type AtReconciler struct {
@@ -49,12 +46,12 @@ type AtReconciler struct {
 	// author may still create Pods in its namespace (authorizeAuthor).
 	PodCreateGuard bool
 	// Prefetch is how long before an At needs the controller it is read
-	// whole and kept in memory (atStore); zero: DefaultPrefetch.
+	// whole and kept in memory (atcache.Store); zero: atcache.DefaultPrefetch.
 	Prefetch time.Duration
 
 	// ats is the store of Ats (SetupWithManager); without it, as in tests
 	// that call Reconcile directly, Ats are read with Client.
-	ats *atStore
+	ats *atcache.Store
 
 	// podsIndexed is set once the cache indexes Pods by their At label
 	// (SetupWithManager): reads from the cache then find an At's Pods by
@@ -63,14 +60,15 @@ type AtReconciler struct {
 	podsIndexed bool
 
 	// dueReads confirms the first starts of Ats due together with one read.
-	dueReads dueReads
+	dueReads atcache.DueReads
 
 	// history is what the Pod watch showed that a Pod's latest state no
 	// longer shows.
 	history podHistory
 
-	// conflicts is the backoff of Ats whose status write conflicted.
-	conflicts conflicts
+	// conflicts is the backoff of Ats whose status write conflicted
+	// (newConflicts, SetupWithManager).
+	conflicts workqueue.TypedRateLimiter[reconcile.Request]
 
 	// holdList wraps the store's ListerWatcher: tests hold its list back.
 	holdList func(cache.ListerWatcher) cache.ListerWatcher
@@ -101,11 +99,11 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		// Decided on an older copy of the At than the API server's
 		// (conflicts.go): tried again shortly, on the copy the watch will
 		// have brought by then.
-		delay := r.conflicts.after(req)
+		delay := r.conflicts.When(req)
 		ctrl.LoggerFrom(ctx).V(1).Info("The At changed since the copy the decision was made on; trying again", "after", delay, "error", err.Error())
 		return ctrl.Result{RequeueAfter: delay}, nil
 	}
-	r.conflicts.forget(req)
+	r.conflicts.Forget(req)
 	switch {
 	case err != nil:
 		return ctrl.Result{}, err
@@ -113,7 +111,7 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return ctrl.Result{}, reconcile.TerminalError(res.Stalled)
 	}
 	if r.ats != nil && e.settled() {
-		r.ats.settle(e.at, res.Until)
+		r.ats.Settle(e.at, res.Until)
 	}
 	if res.Until.IsZero() {
 		return ctrl.Result{}, nil
@@ -126,10 +124,10 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	// A long wait is the store's heap's, not a timer of the work queue's:
 	// it wakes the At prefetch ahead, and the reconcile then sets the short
 	// wait that remains.
-	if r.ats != nil && wait > r.ats.prefetch && r.ats.wakeAt(req.NamespacedName, res.Until.Add(-r.ats.prefetch)) {
+	if r.ats != nil && wait > r.ats.Prefetch() && r.ats.WakeAt(req.NamespacedName, res.Until.Add(-r.ats.Prefetch())) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{RequeueAfter: wait + wakeUpPad}, nil
+	return ctrl.Result{RequeueAfter: wait + atcache.WakeUpPad}, nil
 }
 
 // confirmAt reads the At of a decision made on the cache from the API
@@ -142,7 +140,7 @@ func (r *AtReconciler) confirmAt(ctx context.Context, key types.NamespacedName, 
 		cached.Status.ScheduledTime == nil || !cached.Status.ScheduledTime.Time.Equal(d.ScheduledTime) {
 		return get()
 	}
-	return r.dueReads.confirm(ctx, r.APIReader, cached, d.ScheduledTime, r.Clock.Now(), get)
+	return r.dueReads.Confirm(ctx, r.APIReader, cached, d.ScheduledTime, r.Clock.Now(), get)
 }
 
 // readAt gets the At, nil if there is none, from the cache or from the API
@@ -258,7 +256,7 @@ func (r *AtReconciler) release(ctx context.Context, pod *corev1.Pod) error {
 }
 
 // SetupWithManager registers the reconciler: it watches Ats (through its
-// own store, atStore, which the manager runs) and the Pods that carry an
+// own store, atcache.Store, which the manager runs) and the Pods that carry an
 // At's name, whoever they belong to now (an orphaned Pod of a deleted At
 // must still be released). Status-only changes of an At do not trigger a
 // reconcile. Up to concurrency Ats are reconciled at once.
@@ -273,25 +271,26 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 		return fmt.Errorf("indexing Pods by At: %w", err)
 	}
 	r.podsIndexed = true
+	r.conflicts = newConflicts()
 	clk, ok := r.Clock.(clock.WithTicker)
 	if !ok {
 		clk = clock.RealClock{}
 	}
-	r.ats = newAtStore(clk, r.Prefetch, mgr.GetLogger().WithName("ats"))
-	r.ats.reader = r.APIReader
-	lw, err := atListWatch(mgr)
+	r.ats = atcache.New(clk, r.Prefetch, r.APIReader, mgr.GetLogger().WithName("ats"))
+	var lw cache.ListerWatcher
+	lw, err = atcache.ListWatch(mgr)
 	if err != nil {
 		return err
 	}
 	if r.holdList != nil {
 		lw = r.holdList(lw)
 	}
-	if err := mgr.Add(storeRunnable{store: r.ats, lw: lw}); err != nil {
+	if err := mgr.Add(r.ats.Runnable(lw)); err != nil {
 		return fmt.Errorf("adding the At store: %w", err)
 	}
 	r.Metrics.countAts(r.ats)
 	return ctrl.NewControllerManagedBy(mgr).
-		WatchesRawSource(atSource{store: r.ats}).
+		WatchesRawSource(r.ats.Source()).
 		Watches(&corev1.Pod{}, r.history.podEvents()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: retryLimiter()}).
 		Named("at").

@@ -1,20 +1,16 @@
 package controller
 
 import (
-	"bytes"
-	"encoding/json"
 	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
 )
 
 // CacheOptions keeps in the manager's cache only what the controller reads,
@@ -30,7 +26,7 @@ import (
 // controller's memory. A reconcile that needs a Pod the cache does not show
 // lists the At's Pods from the API server (lifecycle's ConfirmPods), which
 // sees released Pods too. Ats are not in it: the controller keeps them in a
-// store of its own (atStore).
+// store of its own (atcache.Store).
 func CacheOptions() cache.Options {
 	ownedByCnat, err := labels.NewRequirement(cnatv1beta1.LabelAt, selection.Exists, nil)
 	if err != nil {
@@ -51,32 +47,6 @@ func CacheOptions() cache.Options {
 // every At whole.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&cnatv1beta1.At{}}}}
-}
-
-// trimAt drops from an At the store keeps whole what the controller never
-// reads: of the managed fields, all but who owns the status (the status
-// writer compares its apply with what it owns, and with what others own
-// that its apply could not remove), and kubectl's
-// last-applied-configuration annotation.
-func trimAt(obj any) (any, error) {
-	at, ok := obj.(*cnatv1beta1.At)
-	if !ok {
-		return obj, nil
-	}
-	var kept []metav1.ManagedFieldsEntry
-	for _, entry := range at.ManagedFields {
-		if entry.Manager == apply.StatusFieldManager {
-			kept = append(kept, entry)
-			continue
-		}
-		if status, ok := statusFields(entry.FieldsV1); ok {
-			entry.FieldsV1 = status
-			kept = append(kept, entry)
-		}
-	}
-	at.ManagedFields = kept
-	delete(at.Annotations, corev1.LastAppliedConfigAnnotation)
-	return at, nil
 }
 
 // trimPod keeps of a Pod what the controller reads (lifecycle's reading of
@@ -119,18 +89,4 @@ func trimPod(obj any) (any, error) {
 		}
 	}
 	return pod, nil
-}
-
-// statusFields is the part of fields that is under status, if any. Most
-// entries own none: the creator's, the admission webhook's.
-func statusFields(fields *metav1.FieldsV1) (*metav1.FieldsV1, bool) {
-	const key = `"f:status"`
-	if fields == nil || !bytes.Contains(fields.GetRawBytes(), []byte(key)) {
-		return nil, false
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(fields.GetRawBytes(), &top); err != nil || top["f:status"] == nil {
-		return nil, false
-	}
-	return metav1.NewFieldsV1(`{"f:status":` + string(top["f:status"]) + `}`), true
 }

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"sync"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
@@ -25,26 +24,7 @@ import (
 // each conflict of the same At in a row, up to maxRetryDelay.
 const conflictBaseDelay = 100 * time.Millisecond
 
-// conflicts is the per-At backoff after conflicts, made on first use so
-// that a reconciler built in a test without SetupWithManager has one too.
-type conflicts struct {
-	once    sync.Once
-	limiter workqueue.TypedRateLimiter[reconcile.Request]
-}
-
-func (c *conflicts) get() workqueue.TypedRateLimiter[reconcile.Request] {
-	c.once.Do(func() {
-		c.limiter = workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](conflictBaseDelay, maxRetryDelay)
-	})
-	return c.limiter
-}
-
-// after returns how long to wait before trying req again after a conflict.
-func (c *conflicts) after(req reconcile.Request) time.Duration {
-	return c.get().When(req)
-}
-
-// forget resets req's backoff: its reconcile got past its writes.
-func (c *conflicts) forget(req reconcile.Request) {
-	c.get().Forget(req)
+// newConflicts is the per-At backoff after conflicts.
+func newConflicts() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](conflictBaseDelay, maxRetryDelay)
 }

@@ -76,11 +76,11 @@ func TestAConflictIsTriedAgainSoonNotAsAnError(t *testing.T) {
 // it is tried again at least every maxRetryDelay.
 func TestConflictBackoffIsBounded(t *testing.T) {
 	g := NewWithT(t)
-	var c conflicts
+	c := newConflicts()
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "at"}}
 	var last time.Duration
 	for range 40 {
-		last = c.after(req)
+		last = c.When(req)
 	}
 	g.Expect(last).To(Equal(maxRetryDelay))
 }

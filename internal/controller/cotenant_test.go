@@ -17,7 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/testenv"
+	"github.com/programming-kubernetes/cnat/internal/atcache"
+	"github.com/programming-kubernetes/cnat/test/testenv"
 )
 
 // These tests attack the controller as a co-tenant who has read its code
@@ -149,7 +150,7 @@ func TestPodCreateIsFollowedWithin30s(t *testing.T) {
 	h.createAt("created", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo"})
 	res := h.reconcile("created")
 	h.g.Expect(h.pods("created")).To(HaveLen(1))
-	h.g.Expect(res.RequeueAfter).To(And(BeNumerically(">", 0), BeNumerically("<=", 30*time.Second+wakeUpPad)))
+	h.g.Expect(res.RequeueAfter).To(And(BeNumerically(">", 0), BeNumerically("<=", 30*time.Second+atcache.WakeUpPad)))
 }
 
 // TestLimitRangeIsRetriedNotInvalidSpec: a LimitRange whose default limit

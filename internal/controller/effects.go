@@ -33,15 +33,15 @@ type effects struct {
 var _ lifecycle.Effects = (*effects)(nil)
 
 // CachedAt is the At from the store; one the store holds compact is read
-// from the API server and offered back to it (atStore), and one it does not
+// from the API server and offered back to it (atcache.Store), and one it does not
 // know while it still lists every At is read from the API server.
 func (e *effects) CachedAt() (*cnatv1beta1.At, error) {
 	if e.r.ats == nil {
 		return e.read(e.r.readAt(e.ctx, e.r.Client, e.key))
 	}
-	at, found := e.r.ats.get(e.key)
-	if !found && !e.r.ats.listed() {
-		// Not listed yet: due while the store lists (dueWhileListing), or
+	at, found := e.r.ats.Get(e.key)
+	if !found && !e.r.ats.Listed() {
+		// Not listed yet: due while the store lists (atcache's dueWhileListing), or
 		// an event of one of its Pods.
 		return e.read(e.r.readAt(e.ctx, e.r.APIReader, e.key))
 	}
@@ -50,7 +50,7 @@ func (e *effects) CachedAt() (*cnatv1beta1.At, error) {
 	}
 	fresh, err := e.r.readAt(e.ctx, e.r.APIReader, e.key)
 	if fresh != nil {
-		e.r.ats.offer(fresh)
+		e.r.ats.Offer(fresh)
 	}
 	return e.read(fresh, err)
 }
@@ -62,7 +62,7 @@ func (e *effects) read(at *cnatv1beta1.At, err error) (*cnatv1beta1.At, error) {
 
 // settled says whether the reconcile left the At finished with nothing
 // done but, at most, its status written: the store may then keep it
-// compact (atStore.settle).
+// compact (atcache.Store.Settle).
 func (e *effects) settled() bool {
 	if e.acted || e.at == nil {
 		return false

@@ -26,6 +26,7 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atcache"
 )
 
 // startManager runs the controller as cnat-controller does: in a manager,
@@ -136,7 +137,7 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	// reconcile (a Pod event) reads it once, changes nothing, and leaves it
 	// compact again.
 	key := client.ObjectKey{Namespace: h.ns, Name: "soon"}
-	h.g.Eventually(func() bool { return r.ats.compact(key) }, 5*time.Second, 20*time.Millisecond).Should(BeTrue(), "settled: compact")
+	h.g.Eventually(func() bool { return compact(r.ats, key) }, 5*time.Second, 20*time.Millisecond).Should(BeTrue(), "settled: compact")
 	h.g.Consistently(gets.Load, time.Second).Should(Equal(beforeEnd),
 		"neither its end nor its settling, nor anything after, reads the At from the API server")
 	before := gets.Load()
@@ -145,7 +146,7 @@ func TestManagerRunsAnAtOnTime(t *testing.T) {
 	h.g.Expect(err).NotTo(HaveOccurred())
 	h.g.Expect(gets.Load()).To(Equal(before+1), "read once")
 	h.g.Expect(h.at("soon").ResourceVersion).To(Equal(settled), "a settled At stays as it is")
-	h.g.Expect(r.ats.compact(key)).To(BeTrue(), "and compact")
+	h.g.Expect(compact(r.ats, key)).To(BeTrue(), "and compact")
 
 	var events eventsv1.EventList
 	h.g.Eventually(func(g Gomega) []string {
@@ -176,10 +177,10 @@ func TestManagerWakesACompactAtInTime(t *testing.T) {
 	h.createAt("later", cnatv1beta1.AtSpec{Schedule: schedule(scheduled), Command: "echo later"})
 	key := client.ObjectKey{Namespace: h.ns, Name: "later"}
 
-	h.g.Eventually(func() bool { return r.ats.compact(key) }, 4*time.Second, 20*time.Millisecond).Should(BeTrue(),
+	h.g.Eventually(func() bool { return compact(r.ats, key) }, 4*time.Second, 20*time.Millisecond).Should(BeTrue(),
 		"pending and due beyond the prefetch: compact")
 	h.g.Expect(h.at("later").Status.Phase).To(Equal(cnatv1beta1.PhasePending))
-	h.g.Eventually(func() bool { return r.ats.compact(key) }, time.Until(scheduled.Add(-prefetch/2)), 20*time.Millisecond).Should(BeFalse(),
+	h.g.Eventually(func() bool { return compact(r.ats, key) }, time.Until(scheduled.Add(-prefetch/2)), 20*time.Millisecond).Should(BeFalse(),
 		"woken and read whole the prefetch before its time")
 	h.g.Expect(time.Now()).To(BeTemporally(">=", scheduled.Add(-prefetch-time.Second)), "not read whole long before the prefetch")
 	h.g.Expect(h.pods("later")).To(BeEmpty(), "not before its time")
@@ -212,15 +213,15 @@ func TestRestartKeepsPendingAtsCompact(t *testing.T) {
 	var gets atomic.Int32
 	r, _, mgr := h.startManagerWith(prefetch, interceptor.Funcs{Get: h.countAtGets(&gets)})
 	h.g.Expect(mgr.GetCache().WaitForCacheSync(h.ctx)).To(BeTrue())
-	h.g.Eventually(r.ats.synced, 10*time.Second).Should(BeClosed())
+	h.g.Eventually(r.ats.Listed, 10*time.Second).Should(BeTrue())
 	for i := range n {
-		h.g.Expect(r.ats.compact(client.ObjectKey{Namespace: h.ns, Name: fmt.Sprintf("pending-%d", i)})).To(BeTrue())
+		h.g.Expect(compact(r.ats, client.ObjectKey{Namespace: h.ns, Name: fmt.Sprintf("pending-%d", i)})).To(BeTrue())
 	}
 	h.g.Consistently(gets.Load, time.Second).Should(BeZero(), "no At read from the API server")
 
 	soonKey := client.ObjectKey{Namespace: h.ns, Name: "soon"}
-	h.g.Expect(r.ats.compact(soonKey)).To(BeTrue())
-	h.g.Eventually(func() bool { return r.ats.compact(soonKey) }, time.Until(soon.Add(-prefetch/2)), 20*time.Millisecond).Should(BeFalse(),
+	h.g.Expect(compact(r.ats, soonKey)).To(BeTrue())
+	h.g.Eventually(func() bool { return compact(r.ats, soonKey) }, time.Until(soon.Add(-prefetch/2)), 20*time.Millisecond).Should(BeFalse(),
 		"woken by the store and read whole the prefetch before its time")
 	h.g.Expect(gets.Load()).To(BeNumerically("==", 1), "that one At read")
 	pods := func(g Gomega) []corev1.Pod { return h.podsWith(g, "soon") }
@@ -287,9 +288,16 @@ func TestAtDueWhileTheStoreListsStartsOnTime(t *testing.T) {
 	for name, due := range map[string]time.Time{"soon": soon, "fresh": fresh} {
 		pods := func(g Gomega) []corev1.Pod { return h.podsWith(g, name) }
 		h.g.Eventually(pods, 10*time.Second, 50*time.Millisecond).Should(HaveLen(1), name)
-		h.g.Expect(r.ats.listed()).To(BeFalse(), "%s started while the store still lists", name)
+		h.g.Expect(r.ats.Listed()).To(BeFalse(), "%s started while the store still lists", name)
 		created := h.pods(name)[0].CreationTimestamp.Time
 		h.g.Expect(created).To(BeTemporally(">=", due), "%s not before its time", name)
 		h.g.Expect(created).To(BeTemporally("<=", due.Add(time.Second)), "%s at its time (to the second), not when the list is done", name)
 	}
+}
+
+// compact says whether the store holds the At of key compact: it knows the
+// At but holds no copy of it.
+func compact(ats *atcache.Store, key client.ObjectKey) bool {
+	at, found := ats.Get(key)
+	return found && at == nil
 }

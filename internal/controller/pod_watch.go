@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -73,10 +72,10 @@ func (d *podHistory) observe(obj client.Object) {
 func (d *podHistory) observeChange(oldObj, newObj client.Object) {
 	old, ok := oldObj.(*corev1.Pod)
 	pod, ok2 := newObj.(*corev1.Pod)
-	if !ok || !ok2 || old.UID != pod.UID || !finishedCleanly(old) {
+	if !ok || !ok2 || old.UID != pod.UID || !lifecycle.FinishedCleanly(old) {
 		return
 	}
-	if hasDisruptionTarget(pod) == hasDisruptionTarget(old) && pod.Status.Phase == old.Status.Phase {
+	if lifecycle.Disrupted(pod) == lifecycle.Disrupted(old) && pod.Status.Phase == old.Status.Phase {
 		return
 	}
 	d.mu.Lock()
@@ -91,23 +90,6 @@ func (d *podHistory) observeChange(oldObj, newObj client.Object) {
 		d.finished = map[types.UID]*corev1.PodStatus{}
 	}
 	d.finished[old.UID] = old.Status.DeepCopy()
-}
-
-// finishedCleanly says whether a Pod has finished with neither a disruption
-// nor a deletion while it ran.
-func finishedCleanly(pod *corev1.Pod) bool {
-	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-	return terminal && !hasDisruptionTarget(pod) && !lifecycle.DeletedWhileRunning(pod) &&
-		(pod.DeletionTimestamp == nil || ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0)
-}
-
-func hasDisruptionTarget(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // forget drops a Pod that is gone.

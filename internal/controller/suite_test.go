@@ -31,7 +31,7 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
-	"github.com/programming-kubernetes/cnat/internal/testenv"
+	"github.com/programming-kubernetes/cnat/test/testenv"
 )
 
 // The suite runs the real reconciler against a real kube-apiserver and etcd
@@ -123,6 +123,7 @@ func (h *harness) newReconciler(funcs interceptor.Funcs) *AtReconciler {
 		Clock:     h.clock,
 		Recorder:  h.recorder,
 		Pods:      apply.PodOptions{DefaultImage: "busybox:1.37"},
+		conflicts: newConflicts(),
 	}
 }
 

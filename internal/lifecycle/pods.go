@@ -170,6 +170,18 @@ func FinishedUndeleted(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp == nil && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
 }
 
+// FinishedCleanly reports whether the Pod has finished with neither a
+// disruption nor a deletion while it ran.
+func FinishedCleanly(pod *corev1.Pod) bool {
+	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	return terminal && !Disrupted(pod) && !DeletedWhileRunning(pod) &&
+		(pod.DeletionTimestamp == nil || ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0)
+}
+
+// Disrupted reports whether the Pod carries a True DisruptionTarget
+// condition.
+func Disrupted(pod *corev1.Pod) bool { return disruptionTarget(pod) != nil }
+
 // MarkSeen sets, or clears, the in-memory conditions SeenDeletedWhileRunning
 // and SeenFinished on a copy of a Pod. It always clears what the API
 // server's copy may carry: only the controller's own watch says so.

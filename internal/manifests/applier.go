@@ -123,9 +123,10 @@ func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Appli
 // namespace, and every object gets the set's part-of label. Objects of a
 // kind the cluster does not serve yet take their scope from a
 // CustomResourceDefinition in the same set; others are left for the
-// dry-run to report.
-func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	crdScopes, _ := definedBy(objects)
+// dry-run to report. It also returns what the objects define for the
+// others (definedBy).
+func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured.Unstructured, defined, error) {
+	def := definedBy(objects)
 	out := make([]*unstructured.Unstructured, 0, len(objects))
 	for _, o := range objects {
 		o = o.DeepCopy()
@@ -133,10 +134,10 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured
 		namespaced, known := false, false
 		if m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 			namespaced, known = m.Scope.Name() == meta.RESTScopeNameNamespace, true
-		} else if scope, ok := crdScopes[gvk.GroupKind()]; ok {
+		} else if scope, ok := def.scopes[gvk.GroupKind()]; ok {
 			namespaced, known = scope == apiextensionsv1.NamespaceScoped, true
 		} else if !meta.IsNoMatchError(err) {
-			return nil, fmt.Errorf("looking up the kind of %s: %w", Ref(o), err)
+			return nil, def, fmt.Errorf("looking up the kind of %s: %w", Ref(o), err)
 		}
 		switch {
 		case known && namespaced && o.GetNamespace() == "":
@@ -147,16 +148,22 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured
 		out = append(out, o)
 	}
 	if problems := a.opts.Set.label(out); len(problems) > 0 {
-		return nil, problems
+		return nil, def, problems
 	}
 	sort.Sort(ssa.SortableUnstructureds(out))
-	return out, nil
+	return out, def, nil
 }
 
-// definedBy returns what objects define for the others: the scope of every
+// defined is what a set's objects define for the others: the scope of every
 // kind that a CustomResourceDefinition among them defines, and the names of
 // the Namespaces among them.
-func definedBy(objects []*unstructured.Unstructured) (map[schema.GroupKind]apiextensionsv1.ResourceScope, sets.Set[string]) {
+type defined struct {
+	scopes     map[schema.GroupKind]apiextensionsv1.ResourceScope
+	namespaces sets.Set[string]
+}
+
+// definedBy returns what objects define for the others.
+func definedBy(objects []*unstructured.Unstructured) defined {
 	scopes, namespaces := map[schema.GroupKind]apiextensionsv1.ResourceScope{}, sets.New[string]()
 	for _, o := range objects {
 		switch {
@@ -169,5 +176,5 @@ func definedBy(objects []*unstructured.Unstructured) (map[schema.GroupKind]apiex
 			namespaces.Insert(o.GetName())
 		}
 	}
-	return scopes, namespaces
+	return defined{scopes: scopes, namespaces: namespaces}
 }

@@ -89,7 +89,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if opts.Prune && len(objects) == 0 {
 		return nil, fmt.Errorf("the overlay renders no objects: with --prune that would delete every object of the set (%s); cnatctl refuses an empty set, nothing was applied", a.opts.Set.ParentRef())
 	}
-	objs, err := a.prepare(objects)
+	objs, def, err := a.prepare(objects)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the objects, nothing was applied: %w", err)
 	}
@@ -105,7 +105,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if err := a.opts.Set.checkSource(previous.source, opts.ChangeSource); err != nil {
 		return nil, fmt.Errorf("%w; nothing was applied", err)
 	}
-	plans := a.planAll(ctx, objs)
+	plans := a.planAll(ctx, objs, def)
 	if problems := a.problems(ctx, plans, opts); len(problems) > 0 {
 		return nil, fmt.Errorf("dry-run failed, nothing was applied: %w", problems)
 	}
@@ -122,7 +122,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	}
 	parentPending := false
 	if err := a.opts.Set.write(ctx, a.client, superset); err != nil {
-		if _, namespaces := definedBy(objs); !apierrors.IsNotFound(err) || !namespaces.Has(a.opts.Set.Namespace) {
+		if !apierrors.IsNotFound(err) || !def.namespaces.Has(a.opts.Set.Namespace) {
 			return nil, fmt.Errorf("nothing was applied: %w", err)
 		}
 		parentPending = true // its namespace is created in stage 1

@@ -43,7 +43,7 @@ type DiffResult struct {
 // diff. Every object is compared even when some fail: the failures come
 // back together as Problems, alongside the result for the others.
 func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured, opts DiffOptions) (*DiffResult, error) {
-	objs, err := a.prepare(objects)
+	objs, def, err := a.prepare(objects)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the objects: %w", err)
 	}
@@ -58,7 +58,7 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 		a.printf("%s%s\n%s", e, e.Note, e.Diff)
 	}
 
-	for _, p := range a.planAll(ctx, objs) {
+	for _, p := range a.planAll(ctx, objs, def) {
 		if p.err != nil {
 			problems = append(problems, Problem{Ref(p.obj), p.err})
 			continue

@@ -57,10 +57,9 @@ type plan struct {
 }
 
 // planAll plans every object, in order, at most four at once. Objects that
-// need a CRD or a Namespace among objects that the cluster does not have
+// need a CRD or a Namespace that def holds and the cluster does not have
 // yet are deferred.
-func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructured) []*plan {
-	crds, namespaces := definedBy(objects)
+func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructured, def defined) []*plan {
 	plans := make([]*plan, len(objects))
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
@@ -68,7 +67,7 @@ func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructu
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			plans[i] = a.plan(ctx, o, crds, namespaces)
+			plans[i] = a.plan(ctx, o, def.scopes, def.namespaces)
 		})
 	}
 	wg.Wait()

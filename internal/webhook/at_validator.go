@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
+
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,12 +52,17 @@ type AtValidator struct {
 	// PodCreateDecisions are the guard's recent "allowed" answers, by user
 	// and namespace (decisionKey), for AllowedFor (nil: every At asks the
 	// API server).
-	PodCreateDecisions *Recent[struct{}]
+	PodCreateDecisions *utilcache.LRUExpireCache
 	// DryRunVerdicts are recent dry-run verdicts that an At's Pod is valid,
 	// with the warnings they gave, by dryRunKey, for VerdictFor (nil: every
 	// At has its Pod dry-run).
-	DryRunVerdicts *Recent[admission.Warnings]
+	DryRunVerdicts *utilcache.LRUExpireCache
 }
+
+// RecentAnswers bounds each cache of answers admission reuses (the guard's
+// "allowed", the dry run's "valid"): client-go's LRUExpireCache drops the
+// least recently used first. Only answers that admit are put in one.
+const RecentAnswers = 4096
 
 // ValidateCreate validates a new At.
 func (v *AtValidator) ValidateCreate(ctx context.Context, at *cnatv1beta1.At) (admission.Warnings, error) {

@@ -47,13 +47,15 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	if warnings, valid := v.DryRunVerdicts.get(key); valid {
-		return slices.Clone(warnings), nil
+	if v.DryRunVerdicts != nil {
+		if warnings, valid := v.DryRunVerdicts.Get(key); valid {
+			return slices.Clone(warnings.(admission.Warnings)), nil
+		}
 	}
 	err = v.Client.Create(ctx, pod, client.DryRunAll, client.FieldOwner(cnatv1beta1.FieldManager))
 	switch {
 	case err == nil:
-		v.DryRunVerdicts.remember(key, nil)
+		v.rememberVerdict(key, nil)
 		return nil, nil
 	case apply.PodFieldsInvalid(err):
 		// The API server's own validation of the Pod's fields: the spec is
@@ -67,8 +69,16 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 		// 403, a ValidatingAdmissionPolicy's 422, a webhook's 400): that can
 		// change before the At's time, and the controller reports it then.
 		warnings := admission.Warnings{fmt.Sprintf("the Pod of this At would be refused if it ran now: %v", err)}
-		v.DryRunVerdicts.remember(key, slices.Clone(warnings))
+		v.rememberVerdict(key, slices.Clone(warnings))
 		return warnings, nil
+	}
+}
+
+// rememberVerdict keeps the dry run's verdict that the Pod of key is valid,
+// with its warnings, for VerdictFor.
+func (v *AtValidator) rememberVerdict(key string, warnings admission.Warnings) {
+	if v.DryRunVerdicts != nil {
+		v.DryRunVerdicts.Add(key, warnings, VerdictFor)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
+
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,7 +24,7 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/apply"
-	"github.com/programming-kubernetes/cnat/internal/testenv"
+	"github.com/programming-kubernetes/cnat/test/testenv"
 )
 
 // TestPodRefusedByAPolicyIsNotAnInvalidAt: a ValidatingAdmissionPolicy of
@@ -91,7 +93,7 @@ func TestDryRunVerdictReusedForTheSamePodForAWhileOnly(t *testing.T) {
 		},
 	})
 	now := clocktesting.NewFakeClock(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
-	v := &AtValidator{Client: c, Pods: apply.PodOptions{DefaultImage: testDefaultImage}, DryRunVerdicts: newRecent[admission.Warnings](now, VerdictFor)}
+	v := &AtValidator{Client: c, Pods: apply.PodOptions{DefaultImage: testDefaultImage}, DryRunVerdicts: utilcache.NewLRUExpireCacheWithClock(RecentAnswers, now)}
 	newAt := func(namespace, name, image string) *cnatv1beta1.At {
 		return &cnatv1beta1.At{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name + "-0000-0000-0000-000000000000"), Generation: 1},

@@ -53,14 +53,18 @@ func (v *AtValidator) guardPodCreate(ctx context.Context, at *cnatv1beta1.At) er
 		},
 	}}
 	key := decisionKey(user, namespace)
-	if _, allowed := v.PodCreateDecisions.get(key); allowed {
-		return nil
+	if v.PodCreateDecisions != nil {
+		if _, allowed := v.PodCreateDecisions.Get(key); allowed {
+			return nil
+		}
 	}
 	if err := v.Client.Create(ctx, review); err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("asking whether %s may create Pods in namespace %s: %w", user.Username, namespace, err))
 	}
 	if review.Status.Allowed {
-		v.PodCreateDecisions.remember(key, struct{}{})
+		if v.PodCreateDecisions != nil {
+			v.PodCreateDecisions.Add(key, struct{}{}, AllowedFor)
+		}
 		return nil
 	}
 	return apierrors.NewForbidden(cnatv1beta1.GroupVersion.WithResource("ats").GroupResource(), at.Name, fmt.Errorf(

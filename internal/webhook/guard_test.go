@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
+
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -37,7 +39,7 @@ func TestGuardReusesAnAllowedForAWhileOnly(t *testing.T) {
 		},
 	})
 	now := clocktesting.NewFakeClock(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
-	v := &AtValidator{Client: c, PodCreateGuard: true, PodCreateDecisions: newRecent[struct{}](now, AllowedFor)}
+	v := &AtValidator{Client: c, PodCreateGuard: true, PodCreateDecisions: utilcache.NewLRUExpireCacheWithClock(RecentAnswers, now)}
 	guard := func(user authenticationv1.UserInfo, namespace string) error {
 		ctx := admission.NewContextWithRequest(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
 			Namespace: namespace, UserInfo: user,

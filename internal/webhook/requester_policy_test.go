@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/testenv"
+	"github.com/programming-kubernetes/cnat/test/testenv"
 )
 
 // TestRequesterPolicyCoversAts: the example policy of docs/security.md

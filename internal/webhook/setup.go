@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -42,7 +44,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	mgr.GetWebhookServer().Register(DefaultingPath, &webhook.Admission{Handler: skipUndecodable{defaulting}})
 	mgr.GetWebhookServer().Register(ConversionPath, conversionHandler{})
 	return ctrl.NewWebhookManagedBy(mgr, &cnatv1beta1.At{}).
-		WithValidator(&AtValidator{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Pods: o.Pods, PodCreateGuard: o.PodCreateGuard, PodCreateDecisions: NewRecent[struct{}](AllowedFor), DryRunVerdicts: NewRecent[admission.Warnings](VerdictFor)}).
+		WithValidator(&AtValidator{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Pods: o.Pods, PodCreateGuard: o.PodCreateGuard, PodCreateDecisions: utilcache.NewLRUExpireCache(RecentAnswers), DryRunVerdicts: utilcache.NewLRUExpireCache(RecentAnswers)}).
 		Complete()
 }
 

@@ -1,4 +1,4 @@
-package controller
+package atcache
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,28 +15,16 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// dueReads confirms the first start of Ats with reads from the API server,
-// reading the Ats of one namespace due at one instant together when more
-// than one is being confirmed at once.
-//
-// A start is confirmed by a read of the At made after its scheduled time:
-// the At runs as it stood then, whatever the cache still shows. One GET per
-// start makes every start of a burst two round trips, so when a second
-// start due at the same instant in the same namespace is confirmed while
-// the first still is, the Ats due then are read with one consistent LIST
-// (field selector status.scheduledTime, served by the API server's watch
-// cache), and every start of the burst is confirmed from it. The LIST is
-// made after the instant, so it confirms as a GET then would. It asks for
-// metadata only: an At it returns with the UID and resourceVersion the
-// cache shows is, spec and status, the At the cache shows, and the
-// decision made on the cache stands. An At it does not return (its status
-// does not name the instant yet), or returns in another version (changed
-// since the cache saw it, or changed since the LIST, which the cache saw),
-// is read with its own GET, as is every At if the LIST fails (an API server
-// without CRD field selectors refuses it).
+// DueReads confirms the first starts of Ats due at one instant in one
+// namespace with one LIST of their metadata, made after the instant, when
+// more than one is being confirmed at once (docs/architecture.md).
 //
 // The zero value is ready to use.
-type dueReads struct {
+type DueReads struct {
+	// flight makes the one LIST of an instant that overlapping
+	// confirmations wait for.
+	flight singleflight.Group
+
 	mu       sync.Mutex
 	instants map[dueInstant]*dueConfirmations
 }
@@ -47,14 +36,16 @@ type dueInstant struct {
 	due       time.Time
 }
 
+func (k dueInstant) String() string { return k.namespace + "/" + k.due.Format(time.RFC3339Nano) }
+
 // dueConfirmations are the confirmations of one instant.
 type dueConfirmations struct {
 	// busy counts those under way.
 	busy int
-	// list is the LIST of the instant, started by the second confirmation
-	// that overlapped another. It serves the rest of the burst: the
-	// confirmations of a burst come one after another, each between two Pod
-	// creates, so there are moments when none is under way.
+	// list is the LIST of the instant, made for the second confirmation
+	// that overlapped another, once it returned. It serves the rest of the
+	// burst: the confirmations of a burst come one after another, each
+	// between two Pod creates, so there are moments when none is under way.
 	list *dueList
 }
 
@@ -66,7 +57,6 @@ const keepDueList = time.Minute
 // dueList is one LIST of the Ats due at an instant.
 type dueList struct {
 	started time.Time
-	done    chan struct{} // closed when the LIST returned
 	err     error
 
 	mu  sync.Mutex
@@ -80,34 +70,40 @@ type listedAt struct {
 	resourceVersion string
 }
 
-// confirm returns the At of cached's name as the API server holds it after
+// Confirm returns the At of cached's name as the API server holds it after
 // due, the instant cached's first start is due at (its
 // status.scheduledTime): cached itself if the instant's LIST shows it
 // unchanged, else what get, the At's own read, returns.
-func (c *dueReads) confirm(ctx context.Context, reader client.Reader, cached *cnatv1beta1.At, due, now time.Time, get func() (*cnatv1beta1.At, error)) (*cnatv1beta1.At, error) {
+func (c *DueReads) Confirm(ctx context.Context, reader client.Reader, cached *cnatv1beta1.At, due, now time.Time, get func() (*cnatv1beta1.At, error)) (*cnatv1beta1.At, error) {
 	key := dueInstant{namespace: cached.Namespace, due: due.UTC()}
-	list, start := c.begin(key, now)
+	list, overlapped := c.begin(key, now)
 	defer c.end(key)
-	if list != nil {
-		if start {
-			list.read(ctx, reader, key)
-		}
+	if list == nil && overlapped {
+		listed := c.flight.DoChan(key.String(), func() (any, error) {
+			if list := c.listed(key); list != nil {
+				return list, nil // made while this one was being asked for
+			}
+			list := readDue(ctx, reader, key, now)
+			c.keep(key, list)
+			return list, nil
+		})
 		select {
-		case <-list.done:
+		case r := <-listed:
+			list = r.Val.(*dueList)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if list.take(cached) {
-			return cached, nil
-		}
+	}
+	if list != nil && list.take(cached) {
+		return cached, nil
 	}
 	return get()
 }
 
 // begin registers a confirmation of the instant and returns its LIST, if
-// there is one, and whether the caller is to make it. now is the
-// reconciler's clock.
-func (c *dueReads) begin(key dueInstant, now time.Time) (list *dueList, start bool) {
+// one returned, and whether another confirmation of it is under way. now
+// is the reconciler's clock.
+func (c *DueReads) begin(key dueInstant, now time.Time) (list *dueList, overlapped bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.instants == nil {
@@ -124,17 +120,35 @@ func (c *dueReads) begin(key dueInstant, now time.Time) (list *dueList, start bo
 		c.instants[key] = in
 	}
 	in.busy++
-	if in.list == nil && in.busy > 1 {
-		in.list = &dueList{started: now, done: make(chan struct{})}
-		start = true
+	return in.list, in.busy > 1
+}
+
+// listed is the instant's LIST, if one returned.
+func (c *DueReads) listed(key dueInstant) *dueList {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if in := c.instants[key]; in != nil {
+		return in.list
 	}
-	return in.list, start
+	return nil
+}
+
+// keep records the instant's LIST for the rest of its burst.
+func (c *DueReads) keep(key dueInstant, list *dueList) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	in := c.instants[key]
+	if in == nil {
+		in = &dueConfirmations{}
+		c.instants[key] = in
+	}
+	in.list = list
 }
 
 // end unregisters a confirmation. An instant without a LIST goes with its
 // last confirmation; one with a LIST stays for keepDueList, or until its
 // last listed At is taken.
-func (c *dueReads) end(key dueInstant) {
+func (c *DueReads) end(key dueInstant) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	in := c.instants[key]
@@ -146,32 +160,27 @@ func (c *dueReads) end(key dueInstant) {
 	}
 }
 
-// read lists the metadata of the Ats of the namespace whose
-// status.scheduledTime is the instant, from the API server, and releases
-// those waiting for it.
-func (l *dueList) read(ctx context.Context, reader client.Reader, key dueInstant) {
-	defer close(l.done)
+// readDue lists the metadata of the Ats of the namespace whose
+// status.scheduledTime is the instant, from the API server.
+func readDue(ctx context.Context, reader client.Reader, key dueInstant, now time.Time) *dueList {
+	l := &dueList{started: now}
 	ats, err := listDue(ctx, reader, key.due, client.InNamespace(key.namespace))
 	if err != nil {
 		l.err = fmt.Errorf("listing the Ats due at %s: %w", key.due.Format(time.RFC3339), err)
 		ctrl.LoggerFrom(ctx).V(1).Info("Confirming each start with its own read", "reason", l.err.Error())
-		return
+		return l
 	}
 	l.ats = make(map[types.NamespacedName]listedAt, len(ats.Items))
 	for _, at := range ats.Items {
 		l.ats[types.NamespacedName{Namespace: at.Namespace, Name: at.Name}] = listedAt{uid: at.UID, resourceVersion: at.ResourceVersion}
 	}
+	return l
 }
 
-// drained says whether the LIST returned and every At it listed was taken.
-// A failed LIST is kept as long as a served one, so that an API server
-// that refuses it is not asked again by each confirmation of the burst.
+// drained says whether every At the LIST listed was taken. A failed LIST
+// is kept as long as a served one, so that an API server that refuses it
+// is not asked again by each confirmation of the burst.
 func (l *dueList) drained() bool {
-	select {
-	case <-l.done:
-	default:
-		return false
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.err == nil && len(l.ats) == 0

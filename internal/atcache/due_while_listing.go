@@ -1,4 +1,4 @@
-package controller
+package atcache
 
 import (
 	"context"
@@ -13,27 +13,14 @@ import (
 )
 
 // dueWhileListing starts, on time, the Ats that come due while the store
-// still lists every At after a start. The list streams in key order
-// (namespace, name), so an At due seconds after a restart beside 100 000
-// others may be listed only after its time; the store does not know it
-// until then. Until the list is done, the API server is asked each second
-// for the Ats due at the coming whole second — status.scheduledTime is a
-// selectable field, and the status records times to the second — and
-// those the store does not know yet are handed to the queue at that
-// instant. An At the controller has not written yet (created while it was
-// down, or while it lists) has no status.scheduledTime: its time is in its
-// spec only. It is asked for too (status.phase is empty, a page of
-// newPerPoll at a time) and handed to the queue at once; its reconcile
-// writes its status and sets its timer. A reconcile reads an At the store
-// does not know from the API server while the store lists
-// (effects.CachedAt). Ats already overdue at the start, and Ats whose
-// schedule was edited while the controller was down (their status still
-// names the old time), wait for the list, as they would without this.
-func (s *atStore) dueWhileListing(ctx context.Context, reader client.Reader) {
+// still lists every At after a start: until the list is done it asks the
+// API server each second for the Ats due at the coming second, and for Ats
+// with no status yet, and queues those it does not know (docs/architecture.md).
+func (s *Store) dueWhileListing(ctx context.Context, reader client.Reader) {
 	due := s.clock.Now().Truncate(time.Second).Add(time.Second)
 	for {
 		ats, err := listDue(ctx, reader, due)
-		s.addUnknown(ats, err, max(due.Sub(s.clock.Now()), 0)+wakeUpPad)
+		s.addUnknown(ats, err, max(due.Sub(s.clock.Now()), 0)+WakeUpPad)
 		unwritten, err := listAtMetadata(ctx, reader, client.MatchingFields{cnatv1beta1.FieldPhase: ""}, client.Limit(newPerPoll))
 		s.addUnknown(unwritten, err, 0)
 		// The next instant is asked for a second ahead of it.
@@ -57,7 +44,7 @@ const newPerPoll = 500
 // addUnknown hands to the queue, after wait (at once if none), the listed
 // Ats the store does not know yet. The queue is set: dueWhileListing starts
 // once the controller attached it.
-func (s *atStore) addUnknown(ats *metav1.PartialObjectMetadataList, err error, wait time.Duration) {
+func (s *Store) addUnknown(ats *metav1.PartialObjectMetadataList, err error, wait time.Duration) {
 	if err != nil {
 		s.log.V(1).Info("Could not list the Ats due while listing every At", "error", err.Error())
 		return
@@ -68,15 +55,5 @@ func (s *atStore) addUnknown(ats *metav1.PartialObjectMetadataList, err error, w
 		if key := (types.NamespacedName{Namespace: item.Namespace, Name: item.Name}); s.entries[key] == nil {
 			s.queue.AddAfter(reconcile.Request{NamespacedName: key}, wait)
 		}
-	}
-}
-
-// listed says whether the store has listed every At since its start.
-func (s *atStore) listed() bool {
-	select {
-	case <-s.synced:
-		return true
-	default:
-		return false
 	}
 }

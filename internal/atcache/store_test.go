@@ -1,4 +1,4 @@
-package controller
+package atcache
 
 import (
 	"context"
@@ -65,8 +65,8 @@ func TestStoreKeepsQuietAtsCompact(t *testing.T) {
 	} {
 		t.Run(tc.at.Name, func(t *testing.T) {
 			g := NewWithT(t)
-			s := newAtStore(clocktesting.NewFakeClock(now), 5*time.Minute, logr.Discard())
-			g.Expect(s.Add(tc.at)).To(Succeed())
+			s := New(clocktesting.NewFakeClock(now), 5*time.Minute, nil, logr.Discard())
+			g.Expect(reflected{s}.Add(tc.at)).To(Succeed())
 			g.Expect(s.compact(types.NamespacedName{Namespace: "ns", Name: tc.at.Name})).To(Equal(tc.compact))
 		})
 	}
@@ -85,12 +85,12 @@ func TestStoreWakesAndTakesOnlyTheVersionItHolds(t *testing.T) {
 	due := now.Add(time.Hour)
 	at := storeAt("a", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due)
 	key := types.NamespacedName{Namespace: "ns", Name: "a"}
-	g.Expect(s.Replace([]any{at.DeepCopy()}, "1")).To(Succeed())
+	g.Expect(reflected{s}.Replace([]any{at.DeepCopy()}, "1")).To(Succeed())
 	s.attach(ctx, queue)
 	g.Consistently(queue.Len).Should(BeZero(), "compact: not reconciled at start")
 
 	// A status-only change (a new resourceVersion) is not reconciled.
-	g.Expect(s.Update(storeAt("a", "2", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))).To(Succeed())
+	g.Expect(reflected{s}.Update(storeAt("a", "2", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))).To(Succeed())
 	g.Consistently(queue.Len).Should(BeZero())
 
 	// Woken prefetch ahead, not before.
@@ -103,28 +103,28 @@ func TestStoreWakesAndTakesOnlyTheVersionItHolds(t *testing.T) {
 	queue.Done(req)
 
 	// A read of another version is not taken; the one the store holds is.
-	s.offer(storeAt("a", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))
+	s.Offer(storeAt("a", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))
 	g.Expect(s.compact(key)).To(BeTrue(), "older than the store's")
-	s.offer(storeAt("a", "3", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))
+	s.Offer(storeAt("a", "3", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))
 	g.Expect(s.compact(key)).To(BeTrue(), "newer than the store's")
-	s.offer(storeAt("a", "2", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))
+	s.Offer(storeAt("a", "2", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due))
 	g.Expect(s.compact(key)).To(BeFalse(), "the store's version")
-	whole, found := s.get(key)
+	whole, found := s.Get(key)
 	g.Expect(found).To(BeTrue())
 	g.Expect(whole.ResourceVersion).To(Equal("2"))
 
 	// A change of spec is reconciled.
 	changed := storeAt("a", "4", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, due)
 	changed.Generation = 2
-	g.Expect(s.Update(changed)).To(Succeed())
+	g.Expect(reflected{s}.Update(changed)).To(Succeed())
 	g.Eventually(queue.Len).Should(Equal(1))
 
 	// Gone while the watch was down: reconciled.
 	req, _ = queue.Get()
 	queue.Done(req)
-	g.Expect(s.Replace(nil, "5")).To(Succeed())
+	g.Expect(reflected{s}.Replace(nil, "5")).To(Succeed())
 	g.Eventually(queue.Len).Should(Equal(1))
-	_, found = s.get(key)
+	_, found = s.Get(key)
 	g.Expect(found).To(BeFalse())
 }
 
@@ -146,37 +146,37 @@ func TestStoreKeepsSettledAtsCompact(t *testing.T) {
 	}
 
 	running := storeAt("a", "1", cnatv1beta1.PhaseRunning, cnatv1beta1.ReasonRunning, now)
-	g.Expect(s.Add(running)).To(Succeed())
+	g.Expect(reflected{s}.Add(running)).To(Succeed())
 	drain()
 	// The reconcile that wrote the outcome settles the version it read;
 	// the store holds it whole until the outcome's own version arrives.
-	s.settle(running, time.Time{})
+	s.Settle(running, time.Time{})
 	g.Expect(s.compact(key)).To(BeFalse(), "a running version stays whole")
 	succeeded := storeAt("a", "2", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now)
-	g.Expect(s.Update(succeeded)).To(Succeed())
+	g.Expect(reflected{s}.Update(succeeded)).To(Succeed())
 	g.Expect(s.compact(key)).To(BeTrue(), "its outcome: compact")
 	relabelled := storeAt("a", "3", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now)
 	relabelled.Labels = map[string]string{"team": "b"}
-	g.Expect(s.Update(relabelled)).To(Succeed())
+	g.Expect(reflected{s}.Update(relabelled)).To(Succeed())
 	g.Expect(s.compact(key)).To(BeTrue(), "metadata edited, still finished: compact")
-	g.Expect(s.Replace([]any{relabelled.DeepCopy()}, "3")).To(Succeed())
+	g.Expect(reflected{s}.Replace([]any{relabelled.DeepCopy()}, "3")).To(Succeed())
 	g.Expect(s.compact(key)).To(BeTrue(), "listed again: compact")
 	g.Expect(queue.Len()).To(BeZero(), "none of it reconciled")
 
 	// Read from the API server (a Pod event's reconcile), it is whole until
 	// a reconcile settles it again.
-	s.offer(relabelled.DeepCopy())
+	s.Offer(relabelled.DeepCopy())
 	g.Expect(s.compact(key)).To(BeFalse())
-	g.Expect(s.Update(storeAt("a", "4", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now))).To(Succeed())
+	g.Expect(reflected{s}.Update(storeAt("a", "4", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now))).To(Succeed())
 	g.Expect(s.compact(key)).To(BeFalse(), "not settled since it was read")
-	at, _ := s.get(key)
-	s.settle(at, time.Time{})
+	at, _ := s.Get(key)
+	s.Settle(at, time.Time{})
 	g.Expect(s.compact(key)).To(BeTrue())
 
 	// Edited: a new generation is reconciled, whole.
 	edited := storeAt("a", "5", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now)
 	edited.Generation = 2
-	g.Expect(s.Update(edited)).To(Succeed())
+	g.Expect(reflected{s}.Update(edited)).To(Succeed())
 	g.Expect(s.compact(key)).To(BeFalse())
 	g.Expect(queue.Len()).To(Equal(1))
 	drain()
@@ -184,12 +184,12 @@ func TestStoreKeepsSettledAtsCompact(t *testing.T) {
 	// A TTL: settled only if it is up later than prefetch from now, and
 	// woken prefetch before.
 	ttl := storeAt("ttl", "1", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now)
-	g.Expect(s.Add(ttl)).To(Succeed())
+	g.Expect(reflected{s}.Add(ttl)).To(Succeed())
 	drain()
 	ttlKey := types.NamespacedName{Namespace: "ns", Name: "ttl"}
-	s.settle(ttl, now.Add(4*time.Minute))
+	s.Settle(ttl, now.Add(4*time.Minute))
 	g.Expect(s.compact(ttlKey)).To(BeFalse(), "its TTL within the prefetch: whole")
-	s.settle(ttl, now.Add(time.Hour))
+	s.Settle(ttl, now.Add(time.Hour))
 	g.Expect(s.compact(ttlKey)).To(BeTrue())
 	clk.Step(54 * time.Minute)
 	g.Consistently(queue.Len).Should(BeZero())
@@ -199,8 +199,8 @@ func TestStoreKeepsSettledAtsCompact(t *testing.T) {
 	// Being deleted: whole.
 	deleting := storeAt("deleting", "1", cnatv1beta1.PhaseSucceeded, cnatv1beta1.ReasonCompleted, now)
 	deleting.DeletionTimestamp = &metav1.Time{Time: now}
-	g.Expect(s.Add(deleting)).To(Succeed())
-	s.settle(deleting, time.Time{})
+	g.Expect(reflected{s}.Add(deleting)).To(Succeed())
+	s.Settle(deleting, time.Time{})
 	g.Expect(s.compact(types.NamespacedName{Namespace: "ns", Name: "deleting"})).To(BeFalse())
 }
 
@@ -210,25 +210,25 @@ func TestStoreKeepsSettledAtsCompact(t *testing.T) {
 func TestStoreTakesAtsAsTheyStreamIn(t *testing.T) {
 	g := NewWithT(t)
 	now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	s := newAtStore(clocktesting.NewFakeClock(now), 5*time.Minute, logr.Discard())
+	s := New(clocktesting.NewFakeClock(now), 5*time.Minute, nil, logr.Discard())
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer queue.ShutDown()
-	g.Expect(s.Add(storeAt("gone", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, now.Add(time.Hour)))).To(Succeed())
+	g.Expect(reflected{s}.Add(storeAt("gone", "1", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, now.Add(time.Hour)))).To(Succeed())
 	s.attach(t.Context(), queue)
 
-	transform := s.Transformer()
+	transform := reflected{s}.Transformer()
 	due, err := transform(storeAt("due", "2", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, now.Add(time.Second)))
 	g.Expect(err).NotTo(HaveOccurred())
 	later, err := transform(storeAt("later", "3", cnatv1beta1.PhasePending, cnatv1beta1.ReasonScheduled, now.Add(time.Hour)))
 	g.Expect(err).NotTo(HaveOccurred())
-	_, found := s.get(types.NamespacedName{Namespace: "ns", Name: "due"})
+	_, found := s.Get(types.NamespacedName{Namespace: "ns", Name: "due"})
 	g.Expect(found).To(BeTrue(), "in the store before the list ends")
 	g.Expect(queue.Len()).To(Equal(1), "the At due now, reconciled at once")
 	req, _ := queue.Get()
 	g.Expect(req.Name).To(Equal("due"))
 	queue.Done(req)
 
-	g.Expect(s.Replace([]any{due, later}, "3")).To(Succeed())
+	g.Expect(reflected{s}.Replace([]any{due, later}, "3")).To(Succeed())
 	g.Expect(s.synced).To(BeClosed())
 	g.Expect(queue.Len()).To(Equal(1), "only the At that vanished")
 	req, _ = queue.Get()
@@ -238,15 +238,15 @@ func TestStoreTakesAtsAsTheyStreamIn(t *testing.T) {
 
 // newTestStore is a store with a 5-minute prefetch on a fake clock at now,
 // and a work queue for it, shut down with the test.
-func newTestStore(t *testing.T, now time.Time) (*clocktesting.FakeClock, *atStore, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+func newTestStore(t *testing.T, now time.Time) (*clocktesting.FakeClock, *Store, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	clk := clocktesting.NewFakeClock(now)
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	t.Cleanup(queue.ShutDown)
-	return clk, newAtStore(clk, 5*time.Minute, logr.Discard()), queue
+	return clk, New(clk, 5*time.Minute, nil, logr.Discard()), queue
 }
 
 // compact says whether the store holds the At of key compact.
-func (s *atStore) compact(key types.NamespacedName) bool {
+func (s *Store) compact(key types.NamespacedName) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[key]
