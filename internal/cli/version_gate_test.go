@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/programming-kubernetes/cnat/internal/manifests"
-	"github.com/programming-kubernetes/cnat/internal/testenv"
+	"github.com/programming-kubernetes/cnat/test/testenv"
 )
 
 // tooOldModule is the tools module that pins the Kubernetes one minor older
