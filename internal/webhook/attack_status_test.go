@@ -43,7 +43,7 @@ func TestAttackForgedOutcomeThroughPodStatus(t *testing.T) {
 		pod := plainTestPod(ns, "probe")
 		pod.Labels = map[string]string{cnatv1beta1.LabelAt: "probe"}
 		return mallory.Create(ctx, pod, client.DryRunAll)
-	}).Should(Satisfy(apierrors.IsForbidden), "the policy cnat-pod-claims is in force")
+	}).WithTimeout(30*time.Second).Should(Satisfy(apierrors.IsForbidden), "the policy cnat-pod-claims is in force")
 
 	t.Run("a never-run Pod reported Succeeded", func(t *testing.T) {
 		g := NewWithT(t)

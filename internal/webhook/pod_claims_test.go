@@ -178,12 +178,13 @@ func TestPodClaimsOnEveryPath(t *testing.T) {
 	cnat := impersonatingClient(t, controllerIdentity, "system:serviceaccounts", "system:serviceaccounts:cnat-system")
 
 	// The policy is in force once a Pod with a claim label is refused (the
-	// API server picks up a new policy within a second or so).
+	// API server picks up a new policy within a second or so, longer when
+	// it is busy).
 	NewWithT(t).Eventually(func() error {
 		pod := plainTestPod(ns, "probe")
 		pod.Labels = map[string]string{cnatv1beta1.LabelAt: "probe"}
 		return mallory.Create(ctx, pod, client.DryRunAll)
-	}).Should(Satisfy(apierrors.IsForbidden), "the policy cnat-pod-claims is in force")
+	}).WithTimeout(30*time.Second).Should(Satisfy(apierrors.IsForbidden), "the policy cnat-pod-claims is in force")
 
 	claimed := runningAtPod(t, ns, "claimed")
 	key := client.ObjectKeyFromObject(claimed)
