@@ -10,7 +10,7 @@
 # docs/mutation.md has the last run and what each surviving mutant means.
 #
 # Usage: hack/mutate.sh [package...]
-#   packages: lifecycle scheduler apply webhook (the default: all four)
+#   packages: lifecycle scheduler atpod webhook (the default: all four)
 # Environment:
 #   MUTATE_WORKERS              mutants tested at once (default 1)
 #   MUTATE_TIMEOUT_COEFFICIENT  a mutant's tests time out after this many times
@@ -28,13 +28,13 @@ workers="${MUTATE_WORKERS:-1}"
 coefficient="${MUTATE_TIMEOUT_COEFFICIENT:-5}"
 out="${MUTATE_OUT:-${root}/tmp/mutate}"
 
-all=(lifecycle scheduler apply webhook)
+all=(lifecycle scheduler atpod webhook)
 
 # goal prints the efficacy a package must reach (issue 22).
 goal() {
   case "$1" in
     lifecycle | scheduler) echo 90 ;;
-    apply | webhook) echo 80 ;;
+    atpod | webhook) echo 80 ;;
   esac
 }
 

@@ -108,7 +108,7 @@ const (
 )
 
 // Field managers under which cnat writes (the controller's apply of an
-// At's status has its own, internal/apply.StatusFieldManager, beside that
+// At's status has its own, atstatus.StatusFieldManager, beside that
 // apply). The API server records in managedFields which manager wrote which
 // field, so the Pods the controller creates, the status it applies and what
 // cnatctl applies are told apart, and neither applier takes the other's

@@ -23,8 +23,8 @@ import (
 
 	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
 	"github.com/programming-kubernetes/cnat/internal/atcache"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/buildinfo"
 	"github.com/programming-kubernetes/cnat/internal/controller"
 	"github.com/programming-kubernetes/cnat/internal/metricsauth"
@@ -55,7 +55,7 @@ type options struct {
 	prefetch                time.Duration
 	apiQPS                  float64
 	apiBurst                int
-	pods                    apply.PodOptions
+	pods                    atpod.PodOptions
 	webhooks                webhookOptions
 	zap                     zap.Options
 	version                 bool

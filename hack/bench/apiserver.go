@@ -18,7 +18,7 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/controller/atstatus"
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
@@ -38,10 +38,10 @@ const stepAtCreate = "At create"
 // on the writes an At costs, on envtest's API server and etcd (bin/: no
 // scheduler, kubelets, webhooks or controllers, so nothing else shares its
 // CPU or writes beside the bench): N plain Pods created (the raw stage's) and
-// N Pods rendered by apply.NewPod (the shaped stage's), then 2N Ats created,
+// N Pods rendered by atpod.NewPod (the shaped stage's), then 2N Ats created,
 // and the first status the controller writes on a new At (lifecycle.Decide
 // on it, no Pods) written on N of them as the controller writes it
-// (apply.Status: server-side apply under its status field manager) and on
+// (atstatus.Status: server-side apply under its status field manager) and on
 // the other N as a JSON merge patch of the same status. Each step runs at
 // -concurrency; its cost is the growth of the API server's own
 // process_cpu_seconds_total over it. It answers two questions the cluster's
@@ -134,7 +134,7 @@ func apiserverCost(ctx context.Context, opts options, root string) ([]CostStep, 
 		if err != nil {
 			return steps, err
 		}
-		if err := measure("cnat's Pod create (apply.NewPod)", n, func(ctx context.Context, i int) error {
+		if err := measure("cnat's Pod create (atpod.NewPod)", n, func(ctx context.Context, i int) error {
 			return createPod(ctx, shapedPod(i, time.Now()))
 		}); err != nil {
 			return steps, err
@@ -153,9 +153,9 @@ func apiserverCost(ctx context.Context, opts options, root string) ([]CostStep, 
 		firstStatus := func(at *cnatv1beta1.At) *cnatv1beta1.AtStatus {
 			return lifecycle.Decide(at, nil, time.Now()).Status
 		}
-		if err := measure("first status, server-side apply (apply.Status)", n, func(ctx context.Context, i int) error {
+		if err := measure("first status, server-side apply (atstatus.Status)", n, func(ctx context.Context, i int) error {
 			at := ats[i]
-			written, err := apply.Status(ctx, c.Client, at, firstStatus(at))
+			written, err := atstatus.Status(ctx, c.Client, at, firstStatus(at))
 			if err == nil && !written {
 				err = fmt.Errorf("the first status of At %s was not written", at.Name)
 			}
@@ -167,7 +167,7 @@ func apiserverCost(ctx context.Context, opts options, root string) ([]CostStep, 
 			at := ats[n+i]
 			patch := client.MergeFrom(at.DeepCopy())
 			at.Status = *firstStatus(at)
-			return c.Client.Status().Patch(ctx, at, patch, client.FieldOwner(apply.StatusFieldManager))
+			return c.Client.Status().Patch(ctx, at, patch, client.FieldOwner(atstatus.StatusFieldManager))
 		}); err != nil {
 			return steps, err
 		}

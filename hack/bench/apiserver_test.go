@@ -22,14 +22,14 @@ func TestRenderCostRatiosAreToTheSameRunsAtCreate(t *testing.T) {
 	got := renderCost([]CostStep{
 		{Round: 1, Step: "plain Pod create", N: 100, Seconds: 0.5, CPUSeconds: 0.2},
 		{Round: 1, Step: "At create", N: 200, Seconds: 2, CPUSeconds: 0.8},
-		{Round: 1, Step: "first status, server-side apply (apply.Status)", N: 100, Seconds: 1, CPUSeconds: 0.6},
+		{Round: 1, Step: "first status, server-side apply (atstatus.Status)", N: 100, Seconds: 1, CPUSeconds: 0.6},
 		{Round: 2, Step: "At create", N: 200, Seconds: 1, CPUSeconds: 0.4},
-		{Round: 2, Step: "first status, server-side apply (apply.Status)", N: 100, Seconds: 1, CPUSeconds: 0.6},
+		{Round: 2, Step: "first status, server-side apply (atstatus.Status)", N: 100, Seconds: 1, CPUSeconds: 0.6},
 	})
 	g.Expect(got).To(ContainSubstring("| 1 | plain Pod create | 100 | 2.00 ms | 0.50× | 200 |\n"))
 	g.Expect(got).To(ContainSubstring("| 1 | At create | 200 | 4.00 ms | 1.00× | 100 |\n"))
-	g.Expect(got).To(ContainSubstring("| 1 | first status, server-side apply (apply.Status) | 100 | 6.00 ms | 1.50× | 100 |\n"))
-	g.Expect(got).To(ContainSubstring("| 2 | first status, server-side apply (apply.Status) | 100 | 6.00 ms | 3.00× | 100 |\n"))
+	g.Expect(got).To(ContainSubstring("| 1 | first status, server-side apply (atstatus.Status) | 100 | 6.00 ms | 1.50× | 100 |\n"))
+	g.Expect(got).To(ContainSubstring("| 2 | first status, server-side apply (atstatus.Status) | 100 | 6.00 ms | 3.00× | 100 |\n"))
 }
 
 // A life's CPU is the sum of its steps' CPU per object, each run apart.

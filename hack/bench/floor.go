@@ -22,7 +22,8 @@ import (
 	cnatac "github.com/programming-kubernetes/cnat/api/applyconfiguration/api/v1beta1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/hack/internal/judge"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
+	"github.com/programming-kubernetes/cnat/internal/controller/atstatus"
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
@@ -37,7 +38,7 @@ const floorLead = 15 * time.Second
 // (the controller writes their Pending status), the controller is stopped
 // before T, and from T the bench, with -concurrency workers fed by its own
 // Pod watch, does for each At only what the contract needs: create its Pod
-// as cnat renders it (apply.NewPod: the owner reference and the tracking
+// as cnat renders it (atpod.NewPod: the owner reference and the tracking
 // finalizer), write the At's status once the Pod exists (Running) and once
 // it has finished (the outcome), each as lifecycle.Decide says and applied
 // as the controller applies it (applyStatus), and release the Pod's
@@ -261,12 +262,12 @@ func (f *floorClient) sync(ctx context.Context, name string) error {
 	if u == nil {
 		return nil
 	}
-	pod, err := f.pods.Pods(f.ns).Get(apply.PodName(u.at, 1))
+	pod, err := f.pods.Pods(f.ns).Get(atpod.PodName(u.at, 1))
 	if apierrors.IsNotFound(err) {
 		if u.created {
 			return nil // its watch event is on its way
 		}
-		_, err := f.b.c.Kube.CoreV1().Pods(f.ns).Create(ctx, apply.NewPod(u.at, 1, f.t, apply.PodOptions{}), metav1.CreateOptions{})
+		_, err := f.b.c.Kube.CoreV1().Pods(f.ns).Create(ctx, atpod.NewPod(u.at, 1, f.t, atpod.PodOptions{}), metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating the Pod of At %s: %w", name, err)
 		}
@@ -300,7 +301,7 @@ func (f *floorClient) sync(ctx context.Context, name string) error {
 }
 
 // applyStatus applies status as the At's whole status, as the controller
-// does (apply.Status: server-side apply under its status field manager,
+// does (atstatus.Status: server-side apply under its status field manager,
 // forced), but without its resourceVersion precondition: the floor client
 // is the At's only writer once the controller is stopped, and it reads no
 // At back to learn the version its last write made.
@@ -313,5 +314,5 @@ func applyStatus(ctx context.Context, c client.Client, at *cnatv1beta1.At, statu
 	if err := json.Unmarshal(raw, statusAC); err != nil {
 		return err
 	}
-	return c.Status().Apply(ctx, cnatac.At(at.Name, at.Namespace).WithStatus(statusAC), client.FieldOwner(apply.StatusFieldManager), client.ForceOwnership)
+	return c.Status().Apply(ctx, cnatac.At(at.Name, at.Namespace).WithStatus(statusAC), client.FieldOwner(atstatus.StatusFieldManager), client.ForceOwnership)
 }

@@ -16,7 +16,7 @@ import (
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 	"github.com/programming-kubernetes/cnat/test/testenv"
 )
@@ -38,7 +38,7 @@ type measureFunc func(step, life string, count int, do func(ctx context.Context,
 //
 //   - an At: its create, the Pending status, the SubjectAccessReview that
 //     asks whether its author may create Pods (the controller's guard, at
-//     its time), its Pod (apply.NewPod), the Pod's binding, the Running status, the kubelet's two status patches
+//     its time), its Pod (atpod.NewPod), the Pod's binding, the Running status, the kubelet's two status patches
 //     (running, then exited 0), the outcome status, the release of the Pod
 //     and cnat's Event, beside the scheduler's Event;
 //   - a Job: its create (suspended), the Job controller's status update
@@ -89,7 +89,7 @@ func atLife(ctx context.Context, c *cluster.Clients, ns string, n int, measure m
 			return err
 		}},
 		{"Pod create", func(ctx context.Context, i int) error {
-			pod, err := c.Kube.CoreV1().Pods(ns).Create(ctx, apply.NewPod(ats[i], 1, due, apply.PodOptions{}), metav1.CreateOptions{})
+			pod, err := c.Kube.CoreV1().Pods(ns).Create(ctx, atpod.NewPod(ats[i], 1, due, atpod.PodOptions{}), metav1.CreateOptions{})
 			pods[i] = pod
 			return err
 		}},

@@ -18,7 +18,7 @@ import (
 	"github.com/programming-kubernetes/cnat/hack/internal/cluster"
 	"github.com/programming-kubernetes/cnat/hack/internal/judge"
 	"github.com/programming-kubernetes/cnat/hack/internal/launch"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 // Stage is the measurement of one way of starting N Pods at one instant T.
@@ -153,7 +153,7 @@ func (b *bench) finishMeter(ctx context.Context, m *meter, s *Stage, namespace s
 // runRaw creates N Pods from concurrency goroutines as fast as the API
 // server takes them: the limit every controller is measured against. With
 // shaped, each Pod is the Pod cnat's controller would create for a bench
-// At (apply.NewPod: an owner reference with blockOwnerDeletion, the tracking
+// At (atpod.NewPod: an owner reference with blockOwnerDeletion, the tracking
 // finalizer, labels, annotations, the restricted security context) instead
 // of a bare one: what the heavier Pod alone costs the API server, without
 // the controller. Its at label is renamed, so that the controller's Pod
@@ -235,7 +235,7 @@ func (b *bench) runRaw(ctx context.Context, shaped bool) (*Stage, error) {
 // shapedPods creates, in ns, the one At that owns the Pods of the shaped
 // stage (due in a year, so that the garbage collector keeps them) and
 // returns the builder of those Pods: the Pod cnat's controller would create
-// for it (apply.NewPod), named <prefix>-<i>, with its at label renamed so
+// for it (atpod.NewPod), named <prefix>-<i>, with its at label renamed so
 // that the controller's Pod cache does not select it.
 func (b *bench) shapedPods(ctx context.Context, ns, prefix string) (func(i int, t time.Time) *corev1.Pod, error) {
 	uids, err := b.createAts(ctx, ns, "owner", 1, time.Now().Add(365*24*time.Hour))
@@ -245,7 +245,7 @@ func (b *bench) shapedPods(ctx context.Context, ns, prefix string) (func(i int, 
 	owner := benchAt("owner-000000", time.Now())
 	owner.Namespace, owner.UID, owner.Generation = ns, uids["owner-000000"], 1
 	return func(i int, t time.Time) *corev1.Pod {
-		pod := apply.NewPod(owner, 1, t, apply.PodOptions{})
+		pod := atpod.NewPod(owner, 1, t, atpod.PodOptions{})
 		pod.Name = fmt.Sprintf("%s-%05d", prefix, i)
 		pod.Labels[shapedAtLabel] = pod.Labels[cnatv1beta1.LabelAt]
 		delete(pod.Labels, cnatv1beta1.LabelAt)

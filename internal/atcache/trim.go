@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/controller/atstatus"
 )
 
 // Trim drops from an At the store keeps whole what the controller never
@@ -19,7 +19,7 @@ import (
 func Trim(at *cnatv1beta1.At) *cnatv1beta1.At {
 	var kept []metav1.ManagedFieldsEntry
 	for _, entry := range at.ManagedFields {
-		if entry.Manager == apply.StatusFieldManager {
+		if entry.Manager == atstatus.StatusFieldManager {
 			kept = append(kept, entry)
 			continue
 		}

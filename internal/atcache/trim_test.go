@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/controller/atstatus"
 )
 
 // TestTrimmedAtKeepsWhoOwnsTheStatus: the store keeps, of an At's managed
@@ -25,7 +25,7 @@ func TestTrimmedAtKeepsWhoOwnsTheStatus(t *testing.T) {
 		ManagedFields: []metav1.ManagedFieldsEntry{
 			entry("kubectl", metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:command":{}}}`),
 			entry("before-first-apply", metav1.ManagedFieldsOperationUpdate, `{"f:metadata":{"f:labels":{}},"f:spec":{"f:command":{}},"f:status":{"f:exitCode":{}}}`),
-			entry(apply.StatusFieldManager, metav1.ManagedFieldsOperationApply, `{"f:status":{"f:phase":{}}}`),
+			entry(atstatus.StatusFieldManager, metav1.ManagedFieldsOperationApply, `{"f:status":{"f:phase":{}}}`),
 			entry("someone", metav1.ManagedFieldsOperationUpdate, `{"f:metadata":{"f:annotations":{"f:note":{}}},"f:spec":{"f:schedule":{}}}`),
 			entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:status":{"f:phase":{},"f:reason":{}}}`),
 		},
@@ -33,7 +33,7 @@ func TestTrimmedAtKeepsWhoOwnsTheStatus(t *testing.T) {
 	Trim(at)
 	g.Expect(at.ManagedFields).To(Equal([]metav1.ManagedFieldsEntry{
 		entry("before-first-apply", metav1.ManagedFieldsOperationUpdate, `{"f:status":{"f:exitCode":{}}}`),
-		entry(apply.StatusFieldManager, metav1.ManagedFieldsOperationApply, `{"f:status":{"f:phase":{}}}`),
+		entry(atstatus.StatusFieldManager, metav1.ManagedFieldsOperationApply, `{"f:status":{"f:phase":{}}}`),
 		entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:status":{"f:phase":{},"f:reason":{}}}`),
 	}))
 	g.Expect(at.Annotations).To(Equal(map[string]string{"team": "a"}))

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 // finishedAt creates an At whose status says attempt 1 ran in its first
@@ -29,7 +29,7 @@ func finishedAt(t *testing.T, ns, name string) *cnatv1beta1.At {
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	at.Status = cnatv1beta1.AtStatus{
 		Phase: cnatv1beta1.PhaseFailed, Reason: cnatv1beta1.ReasonError, Message: "the command exited 3",
-		Attempts: 1, ExitCode: ptr.To[int32](3), PodName: apply.PodName(at, 1), ScheduledTime: &now, CompletionTime: &now,
+		Attempts: 1, ExitCode: ptr.To[int32](3), PodName: atpod.PodName(at, 1), ScheduledTime: &now, CompletionTime: &now,
 		Conditions: []metav1.Condition{{Type: cnatv1beta1.ConditionFailed, Status: metav1.ConditionTrue, Reason: cnatv1beta1.ReasonError, Message: "the command exited 3", LastTransitionTime: now}},
 	}
 	g.Expect(testClient.Status().Update(t.Context(), at)).To(Succeed())
@@ -170,7 +170,7 @@ func TestLogs(t *testing.T) {
 	// is no kubelet to serve its log).
 	nolog := finishedAt(t, ns, "nolog")
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: apply.PodName(nolog, 1), Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: atpod.PodName(nolog, 1), Namespace: ns},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "run", Image: "busybox:1.37"}}},
 	}
 	g.Expect(testClient.Create(t.Context(), pod)).To(Succeed())

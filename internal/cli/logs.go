@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 func newLogsCommand(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
@@ -92,7 +92,7 @@ func podOf(at *cnatv1beta1.At, attempt int32) (string, error) {
 		if attempt > at.Status.Attempts {
 			return "", fmt.Errorf("at/%s has started %d attempt(s), not %d", at.Name, at.Status.Attempts, attempt)
 		}
-		return apply.PodName(at, attempt), nil
+		return atpod.PodName(at, attempt), nil
 	}
 	if at.Status.PodName == "" {
 		phase := "phase " + string(at.Status.Phase)

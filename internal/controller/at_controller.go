@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
 	"github.com/programming-kubernetes/cnat/internal/atcache"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
@@ -38,7 +38,7 @@ type AtReconciler struct {
 	// Recorder emits Events on the At.
 	Recorder events.EventRecorder
 	// Pods are the settings for the rendered Pods (default image, pull policy).
-	Pods apply.PodOptions
+	Pods atpod.PodOptions
 	// Metrics records firing lateness, outcomes and phases; nil records
 	// nothing.
 	Metrics *Metrics
@@ -172,7 +172,7 @@ func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key t
 }
 
 // createPod creates the Pod of the decision's attempt. It returns no refusal
-// when the At's own Pod exists (apply.RunOf): created now, or by an earlier
+// when the At's own Pod exists (atpod.RunOf): created now, or by an earlier
 // reconcile. Anything else under its name is never adopted or changed, and
 // every refusal is said on the At (lifecycle.Refusal). Creating rather than
 // applying is what guarantees that: an apply would patch whatever Pod has
@@ -181,7 +181,7 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 	if refusal := r.authorizeAuthor(ctx, at); refusal != nil {
 		return refusal, nil
 	}
-	pod := apply.NewPod(at, d.Attempt, d.ScheduledTime, r.Pods)
+	pod := atpod.NewPod(at, d.Attempt, d.ScheduledTime, r.Pods)
 	name := pod.Name
 	ctrl.LoggerFrom(ctx).Info("Creating Pod", "pod", name, "attempt", d.Attempt)
 	err := r.Client.Create(ctx, pod, client.FieldOwner(cnatv1beta1.FieldManager))
@@ -212,14 +212,14 @@ func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d life
 	return &lifecycle.Refusal{Reason: judgeRefusal(err), Err: err}, nil
 }
 
-// notTheRun is nil when pod is at's run (apply.RunOf), else the refusal
+// notTheRun is nil when pod is at's run (atpod.RunOf), else the refusal
 // that reports it (PodNameTaken): cnat never adopts, changes or counts it.
 // cause is the create's error, if it failed. Such a Pod that carries the
 // tracking finalizer, which only cnat can put on a Pod, is one cnat made
 // and the API server stored without its claims: the cache never shows it,
 // so it is released here, whichever reconcile finds it.
 func (r *AtReconciler) notTheRun(ctx context.Context, pod *corev1.Pod, at *cnatv1beta1.At, how string, cause error) (*lifecycle.Refusal, error) {
-	_, why := apply.RunOf(pod, at)
+	_, why := atpod.RunOf(pod, at)
 	if why == nil {
 		return nil, nil
 	}

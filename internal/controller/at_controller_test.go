@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/controller/atstatus"
 )
 
 func condition(at *cnatv1beta1.At, conditionType string) *metav1.Condition {
@@ -66,7 +66,7 @@ func TestFiresAtItsTimeAndNotBefore(t *testing.T) {
 	h.g.Expect(at.Status.StartTime.Time).To(BeTemporally("==", pod.CreationTimestamp.Time), "started when its Pod was created")
 	h.g.Expect(condition(at, cnatv1beta1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
 	h.g.Expect(at.ManagedFields).To(ContainElement(And(
-		HaveField("Manager", apply.StatusFieldManager), HaveField("Subresource", "status"))))
+		HaveField("Manager", atstatus.StatusFieldManager), HaveField("Subresource", "status"))))
 	h.g.Expect(h.events()).To(BeEmpty(), "a start is no Event: the Reconciling condition, attempts and startTime say it")
 }
 

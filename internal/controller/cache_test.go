@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
@@ -32,7 +32,7 @@ func TestTrimmedPodsDecideAsWhole(t *testing.T) {
 	}
 	at.Status = cnatv1beta1.AtStatus{Phase: cnatv1beta1.PhaseRunning, Attempts: 1, ObservedGeneration: 1,
 		ScheduledTime: &metav1.Time{Time: now.Add(-time.Minute)}}
-	base := apply.NewPod(at, 1, now.Add(-time.Minute), apply.PodOptions{DefaultImage: "busybox:1.37"})
+	base := atpod.NewPod(at, 1, now.Add(-time.Minute), atpod.PodOptions{DefaultImage: "busybox:1.37"})
 	base.UID, base.CreationTimestamp = "pod-uid", metav1.Time{Time: now.Add(-50 * time.Second)}
 	base.Annotations = map[string]string{"example.com/other": "x", cnatv1beta1.AnnotationSpecHash: base.Annotations[cnatv1beta1.AnnotationSpecHash]}
 	base.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}

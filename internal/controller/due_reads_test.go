@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 // A burst of Ats due at one instant is confirmed with one LIST. These tests
@@ -320,7 +320,7 @@ func judgeStart(name string, live *cnatv1beta1.At, pods []corev1.Pod, command st
 	for _, pod := range pods {
 		if live == nil {
 			findings = append(findings, fmt.Sprintf("%s: Pod %s exists, but no At of this name", name, pod.Name))
-		} else if _, err := apply.RunOf(&pod, live); err != nil {
+		} else if _, err := atpod.RunOf(&pod, live); err != nil {
 			findings = append(findings, fmt.Sprintf("%s: Pod %s is not the run of the At of this name: %v", name, pod.Name, err))
 		}
 	}

@@ -25,8 +25,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
 	"github.com/programming-kubernetes/cnat/internal/atcache"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 // startManager runs the controller as cnat-controller does: in a manager,
@@ -56,7 +56,7 @@ func (h *harness) startManagerWith(prefetch time.Duration, funcs interceptor.Fun
 		APIReader: interceptor.NewClient(apiClient, funcs),
 		Clock:     clock.RealClock{},
 		Recorder:  mgr.GetEventRecorder(cnatv1beta1.FieldManager),
-		Pods:      apply.PodOptions{DefaultImage: "busybox:1.37"},
+		Pods:      atpod.PodOptions{DefaultImage: "busybox:1.37"},
 		Metrics:   NewMetrics(registry),
 		Prefetch:  prefetch,
 	}

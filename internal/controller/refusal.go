@@ -6,7 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 // judgeRefusal reads a Pod create's error by what it means, not by its HTTP
@@ -16,11 +16,11 @@ import (
 // a LimitRange or the server itself change without the At changing, and
 // the spec passed the same Pod validation when the At was admitted.
 func judgeRefusal(err error) string {
-	if apply.PodFieldsInvalid(err) {
+	if atpod.PodFieldsInvalid(err) {
 		return cnatv1beta1.ReasonPodInvalid
 	}
 	var status apierrors.APIStatus
-	if !errors.As(err, &status) || apply.ServerFailed(err) {
+	if !errors.As(err, &status) || atpod.ServerFailed(err) {
 		return cnatv1beta1.ReasonPodCreateFailed
 	}
 	return cnatv1beta1.ReasonPodForbidden

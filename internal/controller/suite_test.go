@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/test/testenv"
 )
 
@@ -122,7 +122,7 @@ func (h *harness) newReconciler(funcs interceptor.Funcs) *AtReconciler {
 		APIReader: apiClient,
 		Clock:     h.clock,
 		Recorder:  h.recorder,
-		Pods:      apply.PodOptions{DefaultImage: "busybox:1.37"},
+		Pods:      atpod.PodOptions{DefaultImage: "busybox:1.37"},
 		conflicts: newConflicts(),
 	}
 }
@@ -212,7 +212,7 @@ func (h *harness) podsWith(g Gomega, atName string) []corev1.Pod {
 // podName is the name of the Pod of attempt of the At atName.
 func (h *harness) podName(atName string, attempt int32) string {
 	h.t.Helper()
-	return apply.PodName(h.at(atName), attempt)
+	return atpod.PodName(h.at(atName), attempt)
 }
 
 // pod reads a Pod from the API server.

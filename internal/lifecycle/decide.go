@@ -34,7 +34,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/scheduler"
 )
 
@@ -166,7 +166,7 @@ func decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 		// is not run again.
 		d.Confirm, d.ConfirmPods = true, true
 		d.Status.Attempts = latest
-		d.Status.PodName = apply.PodName(at, latest)
+		d.Status.PodName = atpod.PodName(at, latest)
 		message := fmt.Sprintf("Pod %s was deleted before its outcome was recorded; it is not run again", d.Status.PodName)
 		w.finish(&d, now, cnatv1beta1.PhaseFailed, cnatv1beta1.ReasonPodDeleted, message, podResult{})
 		return d
@@ -179,7 +179,7 @@ func decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 type world struct {
 	at *cnatv1beta1.At
 	// mine are the Pods made for this At incarnation, by attempt
-	// (apply.RunOf).
+	// (atpod.RunOf).
 	mine map[int32]*corev1.Pod
 	// others are the Pods with the At's name that are not this incarnation's
 	// and still carry the tracking finalizer.
@@ -190,7 +190,7 @@ func newWorld(at *cnatv1beta1.At, pods []corev1.Pod) world {
 	w := world{at: at, mine: map[int32]*corev1.Pod{}}
 	for i := range pods {
 		pod := &pods[i]
-		if attempt, err := apply.RunOf(pod, at); err == nil {
+		if attempt, err := atpod.RunOf(pod, at); err == nil {
 			w.mine[attempt] = pod
 			continue
 		}
@@ -310,7 +310,7 @@ func (w world) start(d *Decision, now time.Time, attempt int32) {
 	d.Attempt = attempt
 	d.Confirm = true
 	d.Status.Attempts = attempt
-	d.Status.PodName = apply.PodName(w.at, attempt)
+	d.Status.PodName = atpod.PodName(w.at, attempt)
 	d.Status.RetryTime = nil
 	if d.Status.StartTime == nil {
 		d.Status.StartTime = timestamp(now)
@@ -405,7 +405,7 @@ func (w world) noteEarlierSpec(d *Decision, pod *corev1.Pod) {
 	generation := pod.Annotations[cnatv1beta1.AnnotationSpecGeneration]
 	// The generation moves with every spec change: while it is the Pod's,
 	// nothing changed, and the digest need not be computed on every look.
-	if ran == "" || d.Status == nil || generation == strconv.FormatInt(w.at.Generation, 10) || ran == apply.SpecHash(w.at) {
+	if ran == "" || d.Status == nil || generation == strconv.FormatInt(w.at.Generation, 10) || ran == atpod.SpecHash(w.at) {
 		return
 	}
 	d.Status.Message += fmt.Sprintf("; Pod %s runs the spec of generation %s: spec.command or spec.template changed since it was created",
@@ -530,7 +530,7 @@ func (w world) finished(d *Decision, now time.Time) {
 // runningMessage says which attempt runs, out of how many backoffLimit
 // allows (attempts disrupted before they started add to those).
 func (w world) runningMessage(attempt, unstarted int32) string {
-	return fmt.Sprintf("Pod %s runs attempt %d of %d", apply.PodName(w.at, attempt), attempt, ptr.Deref(w.at.Spec.BackoffLimit, 0)+1+unstarted)
+	return fmt.Sprintf("Pod %s runs attempt %d of %d", atpod.PodName(w.at, attempt), attempt, ptr.Deref(w.at.Spec.BackoffLimit, 0)+1+unstarted)
 }
 
 // trackedPods are the pods that carry the tracking finalizer.

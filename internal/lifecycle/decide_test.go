@@ -17,7 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
@@ -51,7 +51,7 @@ func recorded(phase cnatv1beta1.Phase, attempts int32) func(*cnatv1beta1.At) {
 // podOf is the Pod cnat creates for attempt of at, created at created,
 // changed by edits.
 func podOf(g Gomega, at *cnatv1beta1.At, attempt int32, created time.Time, edits ...func(*corev1.Pod)) corev1.Pod {
-	pod := apply.NewPod(at, attempt, t0, apply.PodOptions{DefaultImage: "busybox"})
+	pod := atpod.NewPod(at, attempt, t0, atpod.PodOptions{DefaultImage: "busybox"})
 	pod.CreationTimestamp = metav1.NewTime(created)
 	for _, edit := range edits {
 		edit(pod)
@@ -190,7 +190,7 @@ func outcomeOf(d lifecycle.Decision) outcome {
 
 func TestDecide(t *testing.T) {
 	at := newAt()
-	name1, name2 := apply.PodName(at, 1), apply.PodName(at, 2)
+	name1, name2 := atpod.PodName(at, 1), atpod.PodName(at, 2)
 	failedAlone := func(p *corev1.Pod) { p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu"} }
 	oldAt := newAt(func(a *cnatv1beta1.At) { a.UID = oldUID })
 
@@ -596,7 +596,7 @@ func TestDecide(t *testing.T) {
 				return []corev1.Pod{podOf(g, at, 1, t0, exitedOnNode(0, t0.Add(time.Second))), podOf(g, at, 3, t0.Add(time.Second), exitedOnNode(1, t0.Add(2*time.Second)))}
 			},
 			now:  t0.Add(time.Minute),
-			want: outcome{Phase: cnatv1beta1.PhaseSucceeded, Reason: cnatv1beta1.ReasonCompleted, Attempts: 1, ExitCode: ptr.To[int32](0), Release: []string{apply.PodName(at, 3), name1}},
+			want: outcome{Phase: cnatv1beta1.PhaseSucceeded, Reason: cnatv1beta1.ReasonCompleted, Attempts: 1, ExitCode: ptr.To[int32](0), Release: []string{atpod.PodName(at, 3), name1}},
 		},
 		{
 			name: "suspended between retries: the retry waits for the resume",
@@ -643,7 +643,7 @@ func TestDecide(t *testing.T) {
 				return []corev1.Pod{podOf(g, oldAt, 1, t0.Add(-time.Hour), exited(0, t0))}
 			},
 			now:  t0,
-			want: outcome{Action: lifecycle.CreatePod, Attempt: 1, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1, Confirm: true, Release: []string{apply.PodName(oldAt, 1)}},
+			want: outcome{Action: lifecycle.CreatePod, Attempt: 1, Phase: cnatv1beta1.PhaseRunning, Reason: cnatv1beta1.ReasonRunning, Attempts: 1, Confirm: true, Release: []string{atpod.PodName(oldAt, 1)}},
 		},
 		{
 			name: "orphaned Pod of the old incarnation (no owner left): released, not adopted",
@@ -652,7 +652,7 @@ func TestDecide(t *testing.T) {
 				return []corev1.Pod{podOf(g, oldAt, 1, t0.Add(-time.Hour), func(p *corev1.Pod) { p.OwnerReferences = nil })}
 			},
 			now:  t0,
-			want: outcome{Phase: cnatv1beta1.PhasePending, Reason: cnatv1beta1.ReasonScheduled, Until: t0.Add(time.Hour), Confirm: true, Release: []string{apply.PodName(oldAt, 1)}},
+			want: outcome{Phase: cnatv1beta1.PhasePending, Reason: cnatv1beta1.ReasonScheduled, Until: t0.Add(time.Hour), Confirm: true, Release: []string{atpod.PodName(oldAt, 1)}},
 		},
 		{
 			name: "someone else's Pod with the name is not adopted",

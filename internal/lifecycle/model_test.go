@@ -17,7 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
@@ -90,7 +90,7 @@ type modelWorld struct {
 	faults bool
 	// foreign are the Pods co-tenants made, as they made them.
 	foreign map[string]*corev1.Pod
-	opts    apply.PodOptions
+	opts    atpod.PodOptions
 }
 
 const (
@@ -114,7 +114,7 @@ func newModelWorld(g Gomega, seed uint64) *modelWorld {
 		killed:    map[types.UID]int32{},
 		unstarted: map[types.UID]map[int32]bool{},
 		clean:     map[types.UID]map[int32]bool{},
-		opts:      apply.PodOptions{DefaultImage: "busybox"},
+		opts:      atpod.PodOptions{DefaultImage: "busybox"},
 		faults:    true,
 		foreign:   map[string]*corev1.Pod{},
 	}
@@ -248,14 +248,14 @@ func (e modelEffects) FreshPods() ([]corev1.Pod, error) { return e.w.listPods(),
 
 func (e modelEffects) CreatePod(at *cnatv1beta1.At, d lifecycle.Decision) (*lifecycle.Refusal, error) {
 	w := e.w
-	pod := apply.NewPod(at, d.Attempt, d.ScheduledTime, w.opts)
+	pod := atpod.NewPod(at, d.Attempt, d.ScheduledTime, w.opts)
 	switch existing := w.pods[pod.Name]; {
 	case w.faults && w.rnd.IntN(10) == 0:
 		return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonPodForbidden, Err: errors.New("forbidden by a quota")}, nil
 	case existing != nil:
 		// The API server answers AlreadyExists; the controller reads the Pod
 		// and judges it (createPod).
-		if _, err := apply.RunOf(existing, at); err != nil {
+		if _, err := atpod.RunOf(existing, at); err != nil {
 			return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonPodNameTaken, Err: err}, nil
 		}
 		return nil, nil // the At's own Pod, created by an earlier run
@@ -533,7 +533,7 @@ func (w *modelWorld) step() string {
 	case n < 92:
 		// Someone else's Pod with the name the next attempt would have.
 		if w.at != nil {
-			name := apply.PodName(w.at, w.at.Status.Attempts+1)
+			name := atpod.PodName(w.at, w.at.Status.Attempts+1)
 			if w.pods[name] == nil {
 				pod, shape := w.foreignPod(name, w.at.Status.Attempts+1)
 				w.pods[name] = pod
@@ -591,9 +591,9 @@ func (w *modelWorld) foreignPod(name string, attempt int32) (*corev1.Pod, string
 	}
 	if shape >= 2 {
 		// Its status forged through pods/status: a run that exited 0.
-		pod.Spec = corev1.PodSpec{NodeName: "node", Containers: []corev1.Container{{Name: apply.CommandContainerName}}}
+		pod.Spec = corev1.PodSpec{NodeName: "node", Containers: []corev1.Container{{Name: atpod.CommandContainerName}}}
 		pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{
-			Name: apply.CommandContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}},
+			Name: atpod.CommandContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}},
 		}}}
 	}
 	return pod, shapes[shape]

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 // Effects are what one reconcile of an At reads and writes. The controller
@@ -130,7 +130,7 @@ func carryOut(e Effects, at *cnatv1beta1.At, d Decision, now time.Time) (Result,
 			return Result{}, err
 		}
 		for _, pod := range d.Release {
-			if _, err := apply.RunOf(pod, at); err == nil {
+			if _, err := atpod.RunOf(pod, at); err == nil {
 				continue
 			}
 			if err := e.Release(pod); err != nil {

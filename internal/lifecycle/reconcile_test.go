@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
@@ -107,7 +107,7 @@ func TestReconcile(t *testing.T) {
 				return &scriptedEffects{cachedAt: a, cachedPods: []corev1.Pod{podOf(g, a, 2, t0.Add(20*time.Second), exited(0, t0))}}
 			},
 			now:  t0.Add(90 * time.Second),
-			log:  []string{"status Succeeded/Completed", "release " + apply.PodName(at, 2)},
+			log:  []string{"status Succeeded/Completed", "release " + atpod.PodName(at, 2)},
 			want: lifecycle.Result{Until: t0.Add(2 * time.Minute)},
 		},
 		{
@@ -119,7 +119,7 @@ func TestReconcile(t *testing.T) {
 				}}
 			},
 			now: t0.Add(90 * time.Second),
-			log: []string{"status Succeeded/Completed", "release " + apply.PodName(at, 2), "delete job"},
+			log: []string{"status Succeeded/Completed", "release " + atpod.PodName(at, 2), "delete job"},
 		},
 		{
 			name: "a refused Pod: the refusal is the status at once, an earlier incarnation's Pod released all the same, and retried",
@@ -131,7 +131,7 @@ func TestReconcile(t *testing.T) {
 				}
 			},
 			now:     t0,
-			log:     []string{"read At", "create Pod of attempt 1", "status Pending/PodForbidden", "release " + apply.PodName(oldAt, 1)},
+			log:     []string{"read At", "create Pod of attempt 1", "status Pending/PodForbidden", "release " + atpod.PodName(oldAt, 1)},
 			wantErr: quota,
 		},
 		{

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
@@ -22,7 +22,7 @@ import (
 // message is what `kubectl get at` and `kubectl describe at` show.
 func TestDecideSays(t *testing.T) {
 	at := newAt()
-	name1, name2 := apply.PodName(at, 1), apply.PodName(at, 2)
+	name1, name2 := atpod.PodName(at, 1), atpod.PodName(at, 2)
 	terminatedWith := func(reason, message string) func(*corev1.Pod) {
 		return func(p *corev1.Pod) {
 			term := p.Status.ContainerStatuses[0].State.Terminated
@@ -217,7 +217,7 @@ func TestStartTime(t *testing.T) {
 func TestMessageAtTheBoundIsKeptWhole(t *testing.T) {
 	g := NewWithT(t)
 	at := newAt(recorded(cnatv1beta1.PhaseRunning, 1))
-	prefix := "Pod " + apply.PodName(at, 1) + " failed with exit code 2: "
+	prefix := "Pod " + atpod.PodName(at, 1) + " failed with exit code 2: "
 	for _, length := range []int{cnatv1beta1.MaxMessageLength, cnatv1beta1.MaxMessageLength + 1} {
 		want := prefix + strings.Repeat("é", length-utf8.RuneCountInString(prefix))
 		pod := podOf(g, at, 1, t0, exited(2, t0.Add(time.Second)), func(p *corev1.Pod) {

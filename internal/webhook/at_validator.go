@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
@@ -45,7 +45,7 @@ type AtValidator struct {
 	// not from a cache that may not show it yet.
 	Reader client.Reader
 	// Pods are the controller's Pod settings, to render the Pod as it will be.
-	Pods apply.PodOptions
+	Pods atpod.PodOptions
 	// PodCreateGuard refuses an At from a user who may not create Pods in its
 	// namespace.
 	PodCreateGuard bool

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 // dryRunPod renders the Pod the At's first attempt would run and has the API
@@ -39,7 +39,7 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 	if at.Status.Attempts > 0 {
 		return nil, nil // it has run: its Pods exist
 	}
-	pod := apply.NewPod(at, 1, time.Time{}, v.Pods)
+	pod := atpod.NewPod(at, 1, time.Time{}, v.Pods)
 	// The At may have no UID or name yet; the dry run needs neither.
 	pod.OwnerReferences = nil
 	pod.Name, pod.GenerateName = "", "cnat-dry-run-"
@@ -57,11 +57,11 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 	case err == nil:
 		v.rememberVerdict(key, nil)
 		return nil, nil
-	case apply.PodFieldsInvalid(err):
+	case atpod.PodFieldsInvalid(err):
 		// The API server's own validation of the Pod's fields: the spec is
 		// wrong, and the At is refused naming its field.
 		return nil, invalid(at, podErrorsAsAtErrors(at, err))
-	case apply.ServerFailed(err):
+	case atpod.ServerFailed(err):
 		// The check could not be made: fail closed, the client retries.
 		return nil, apierrors.NewInternalError(fmt.Errorf("validating the At's Pod by a dry run: %w", err))
 	default:
@@ -103,7 +103,7 @@ const dryRunPlaceholder = "at"
 // The requesting user is not in the key: the dry run is the controller's
 // own request (the guard answers for the user). Why a verdict for one At
 // holds for another with the same key: the dry run refuses an At only when the API server's own validation refuses the
-// Pod's fields (apply.PodFieldsInvalid), and that validation reads a label
+// Pod's fields (atpod.PodFieldsInvalid), and that validation reads a label
 // only as a label value, on its own (labels have no total size; a
 // matchLabelKeys of an affinity or spread constraint copies the value into
 // a selector, where it is again a label value). Both values are valid label
@@ -114,7 +114,7 @@ const dryRunPlaceholder = "at"
 // one is set. The Pod's name is not in the key because the dry run never
 // sends it (generateName instead), today as before; the real
 // <at>-<uid8>-<attempt> is a DNS subdomain far below the 253 characters a
-// Pod name may have for every such At (apply.PodName). Everything else the
+// Pod name may have for every such At (atpod.PodName). Everything else the
 // Pod carries (the spec-hash and generation annotations among it) is in the
 // key. What an admission plugin answers may depend on the left-out values
 // (a policy that reads the at label): that only ever makes a warning, never

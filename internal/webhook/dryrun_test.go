@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/test/testenv"
 )
 
@@ -93,7 +93,7 @@ func TestDryRunVerdictReusedForTheSamePodForAWhileOnly(t *testing.T) {
 		},
 	})
 	now := clocktesting.NewFakeClock(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
-	v := &AtValidator{Client: c, Pods: apply.PodOptions{DefaultImage: testDefaultImage}, DryRunVerdicts: utilcache.NewLRUExpireCacheWithClock(RecentAnswers, now)}
+	v := &AtValidator{Client: c, Pods: atpod.PodOptions{DefaultImage: testDefaultImage}, DryRunVerdicts: utilcache.NewLRUExpireCacheWithClock(RecentAnswers, now)}
 	newAt := func(namespace, name, image string) *cnatv1beta1.At {
 		return &cnatv1beta1.At{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(name + "-0000-0000-0000-000000000000"), Generation: 1},

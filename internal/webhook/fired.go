@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 // fired says whether the At has started a run. Its status says so once it
@@ -25,7 +25,7 @@ func (v *AtValidator) fired(ctx context.Context, at *cnatv1beta1.At) (bool, erro
 		return true, nil
 	}
 	pod := &corev1.Pod{}
-	err := v.Reader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: apply.PodName(at, 1)}, pod)
+	err := v.Reader.Get(ctx, client.ObjectKey{Namespace: at.Namespace, Name: atpod.PodName(at, 1)}, pod)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
@@ -34,6 +34,6 @@ func (v *AtValidator) fired(ctx context.Context, at *cnatv1beta1.At) (bool, erro
 	}
 	// A Pod of that name that is not the At's run (PodNameTaken) started
 	// nothing.
-	_, notRun := apply.RunOf(pod, at)
+	_, notRun := atpod.RunOf(pod, at)
 	return notRun == nil, nil
 }

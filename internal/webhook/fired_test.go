@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/author"
 )
 
@@ -32,7 +32,7 @@ func TestImmutableOnceItsPodExists(t *testing.T) {
 		Spec: cnatv1beta1.AtSpec{Schedule: time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339), Command: "echo before"},
 	}
 	g.Expect(adminClient.Create(ctx, at)).To(Succeed())
-	v := &AtValidator{Client: adminClient, Reader: adminClient, Pods: apply.PodOptions{DefaultImage: "busybox:1.37"}}
+	v := &AtValidator{Client: adminClient, Reader: adminClient, Pods: atpod.PodOptions{DefaultImage: "busybox:1.37"}}
 	// The update as the At's author asks for it, so the author is kept.
 	admin, _, err := author.Of(at)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -44,7 +44,7 @@ func TestImmutableOnceItsPodExists(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "no Pod yet: the spec may change")
 
 	foreign := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: apply.PodName(at, 1), Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: atpod.PodName(at, 1), Namespace: ns},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 	}
 	g.Expect(adminClient.Create(ctx, foreign)).To(Succeed())
@@ -55,12 +55,12 @@ func TestImmutableOnceItsPodExists(t *testing.T) {
 		return adminClient.Get(ctx, client.ObjectKeyFromObject(foreign), &corev1.Pod{})
 	}).Should(Satisfy(apierrors.IsNotFound))
 
-	pod := apply.NewPod(at, 1, time.Now(), apply.PodOptions{DefaultImage: "busybox:1.37"})
+	pod := atpod.NewPod(at, 1, time.Now(), atpod.PodOptions{DefaultImage: "busybox:1.37"})
 	pod.Finalizers = nil // so the test's namespace can go
 	// Labelled released, which the controller's cache selects out, the Pod
 	// is never seen by the suite's controller, which never records its
 	// attempt: the window between the Pod's creation and the status write,
-	// held open. The Pod is still the At's run (apply.RunOf), which is all
+	// held open. The Pod is still the At's run (atpod.RunOf), which is all
 	// the validator asks.
 	pod.Labels[cnatv1beta1.LabelReleased] = "true"
 	g.Expect(adminClient.Create(ctx, pod)).To(Succeed())

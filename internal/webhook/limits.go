@@ -91,7 +91,7 @@ func validateLimits(at *cnatv1beta1.At) field.ErrorList {
 // and its environment strings NAME=value, and a container whose process
 // would receive more than MaxExecBytes in all. command is the At's
 // spec.command: the first container runs it as /bin/sh -c command instead
-// of its own command and args (apply.NewPod). Only what the template
+// of its own command and args (atpod.NewPod). Only what the template
 // says is counted: an image's entrypoint, the value of a valueFrom and the
 // variables the kubelet adds are not known here (MaxExecBytes leaves room
 // for them), nor is what a $(VAR) reference expands to.

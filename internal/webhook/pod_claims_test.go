@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/manifests"
 	"github.com/programming-kubernetes/cnat/test/testenv"
 )
@@ -147,7 +147,7 @@ func runningAtPod(t *testing.T, namespace, name string) *corev1.Pod {
 	g.Expect(adminClient.Create(t.Context(), at)).To(Succeed())
 	pod := &corev1.Pod{}
 	g.Eventually(func() error {
-		return adminClient.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: apply.PodName(at, 1)}, pod)
+		return adminClient.Get(t.Context(), client.ObjectKey{Namespace: namespace, Name: atpod.PodName(at, 1)}, pod)
 	}).Should(Succeed(), "the controller creates the At's Pod")
 	g.Expect(pod.Finalizers).To(ContainElement(cnatv1beta1.TrackingFinalizer))
 	return pod
@@ -328,7 +328,7 @@ func TestPodClaimsOnEveryPath(t *testing.T) {
 		// release it as the Pod of an At that is gone.
 		at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Namespace: ns, UID: "0f0e0d0c-0000-4000-8000-000000000001"}}
 		at.Spec.Command = "true"
-		pod := apply.NewPod(at, 1, time.Now(), apply.PodOptions{DefaultImage: testDefaultImage})
+		pod := atpod.NewPod(at, 1, time.Now(), atpod.PodOptions{DefaultImage: testDefaultImage})
 		delete(pod.Labels, cnatv1beta1.LabelAt)
 		expectClaimRefused(g, mallory.Create(ctx, pod.DeepCopy()), "may create a Pod that carries")
 

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 // TestRevokedRightStopsTheRun: alice, who may create Ats and Pods, creates
@@ -46,7 +46,7 @@ func TestRevokedRightStopsTheRun(t *testing.T) {
 	g.Consistently(pods).WithTimeout(2*time.Second).Should(BeEmpty(), "no Pod for a user who may not create one")
 
 	g.Expect(adminClient.Create(ctx, binding.DeepCopy())).To(Succeed())
-	podName := apply.PodName(at, 1)
+	podName := atpod.PodName(at, 1)
 	g.Eventually(pods).WithTimeout(40*time.Second).WithPolling(200*time.Millisecond).Should(ContainElement(
 		HaveField("ObjectMeta.Name", podName)), "the right restored, the At runs")
 	playKubelet(ctx, g, ns, podName, 0)

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 // DefaultingPath is the path of the defaulting webhook (see the marker on
@@ -22,7 +22,7 @@ const DefaultingPath = "/mutate-cnat-programming-kubernetes-info-v1beta1-at"
 type Options struct {
 	// Pods are the controller's Pod settings: the defaulter fills the default
 	// image in, the validator renders Pods with them.
-	Pods apply.PodOptions
+	Pods atpod.PodOptions
 	// PodCreateGuard refuses an At from a user who may not create Pods in
 	// its namespace.
 	PodCreateGuard bool

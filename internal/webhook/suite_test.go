@@ -27,7 +27,7 @@ import (
 
 	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 	"github.com/programming-kubernetes/cnat/internal/controller"
 	"github.com/programming-kubernetes/cnat/test/testenv"
 )
@@ -112,7 +112,7 @@ func startManager(ctx context.Context, cfg *rest.Config) (<-chan struct{}, error
 	if err != nil {
 		return nil, err
 	}
-	pods := apply.PodOptions{DefaultImage: testDefaultImage}
+	pods := atpod.PodOptions{DefaultImage: testDefaultImage}
 	if err := Setup(mgr, Options{Pods: pods, PodCreateGuard: true}); err != nil {
 		return nil, err
 	}

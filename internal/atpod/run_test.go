@@ -1,4 +1,4 @@
-package apply_test
+package atpod_test
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 // TestRunOf: the Pod cnat renders for an attempt is that attempt's run; a
@@ -33,9 +33,9 @@ func TestRunOf(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			pod := apply.NewPod(at, 1, time.Now(), apply.PodOptions{DefaultImage: "busybox"})
+			pod := atpod.NewPod(at, 1, time.Now(), atpod.PodOptions{DefaultImage: "busybox"})
 			tc.edit(pod)
-			attempt, err := apply.RunOf(pod, at)
+			attempt, err := atpod.RunOf(pod, at)
 			if tc.wantWhy == "" {
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(attempt).To(Equal(int32(1)))

@@ -1,4 +1,4 @@
-package apply_test
+package atpod_test
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
 const (
@@ -27,7 +27,7 @@ const (
 // scheduled is 09:00 in UTC+1, that is 08:00 UTC.
 var scheduled = time.Date(2026, 11, 21, 9, 0, 0, 0, time.FixedZone("UTC+1", 3600))
 
-var defaultOpts = apply.PodOptions{DefaultImage: defaultImage}
+var defaultOpts = atpod.PodOptions{DefaultImage: defaultImage}
 
 // newAt returns an At named hello in namespace jobs with the given command
 // and template (either may be empty).
@@ -100,7 +100,7 @@ func TestPodName(t *testing.T) {
 			g := NewWithT(t)
 			at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Name: tc.at, UID: tc.uid}}
 			for range 3 { // the same on every call
-				got := apply.PodName(at, tc.attempt)
+				got := atpod.PodName(at, tc.attempt)
 				g.Expect(got).To(Equal(tc.want))
 				g.Expect(len(got)).To(BeNumerically("<=", 253), "longer than a Pod name may be")
 			}
@@ -194,7 +194,7 @@ func TestNewPod(t *testing.T) {
 		at        *cnatv1beta1.At
 		attempt   int32
 		scheduled time.Time
-		opts      apply.PodOptions
+		opts      atpod.PodOptions
 		want      *corev1.Pod
 	}{
 		{
@@ -207,7 +207,7 @@ func TestNewPod(t *testing.T) {
 		},
 		{
 			name: "a deadline and a pull policy", at: withActiveDeadline(newAt("echo hello world", nil), 60), attempt: 1, scheduled: scheduled,
-			opts: apply.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullNever},
+			opts: atpod.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullNever},
 			want: commandPod(specOf("1a0f16f9b8094926", 0), func(pod *corev1.Pod) {
 				pod.Spec.ActiveDeadlineSeconds = ptr.To[int64](60)
 				pod.Spec.Containers[0].ImagePullPolicy = corev1.PullNever
@@ -228,7 +228,7 @@ func TestNewPod(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(apply.NewPod(tc.at, tc.attempt, tc.scheduled, tc.opts)).To(BeComparableTo(tc.want))
+			g.Expect(atpod.NewPod(tc.at, tc.attempt, tc.scheduled, tc.opts)).To(BeComparableTo(tc.want))
 		})
 	}
 }
@@ -252,7 +252,7 @@ func TestNewPodDropsCnatKeysOfTheTemplate(t *testing.T) {
 		},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "alpine:3.20"}}},
 	})
-	pod := apply.NewPod(at, 1, scheduled, defaultOpts)
+	pod := atpod.NewPod(at, 1, scheduled, defaultOpts)
 	g.Expect(pod.Labels).To(Equal(map[string]string{
 		"team":                         "payments",
 		cnatv1beta1.LabelAt:            atName,
@@ -264,7 +264,7 @@ func TestNewPodDropsCnatKeysOfTheTemplate(t *testing.T) {
 		"example.com/owner":                  "payments",
 		cnatv1beta1.AnnotationScheduledTime:  "2026-11-21T08:00:00Z",
 		cnatv1beta1.AnnotationSpecGeneration: "0",
-		cnatv1beta1.AnnotationSpecHash:       apply.SpecHash(at),
+		cnatv1beta1.AnnotationSpecHash:       atpod.SpecHash(at),
 	}))
 }
 
@@ -284,7 +284,7 @@ func TestNewPodScheduledTime(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			pod := apply.NewPod(newAt("date", nil), 1, tc.scheduled, defaultOpts)
+			pod := atpod.NewPod(newAt("date", nil), 1, tc.scheduled, defaultOpts)
 			value := pod.Annotations[cnatv1beta1.AnnotationScheduledTime]
 			parsed, err := time.Parse(time.RFC3339, value)
 			g.Expect(err).NotTo(HaveOccurred(), "annotation %q is not RFC 3339", value)
@@ -511,7 +511,7 @@ func TestNewPodRestrictedSecurityDefaults(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(securityOf(apply.NewPod(tc.at, 1, scheduled, defaultOpts))).To(BeComparableTo(tc.want))
+			g.Expect(securityOf(atpod.NewPod(tc.at, 1, scheduled, defaultOpts))).To(BeComparableTo(tc.want))
 		})
 	}
 }
@@ -593,7 +593,7 @@ func TestNewPodTemplate(t *testing.T) {
 	tests := []struct {
 		name string
 		at   *cnatv1beta1.At
-		opts apply.PodOptions
+		opts atpod.PodOptions
 		// view picks out of the Pod what the case is about.
 		view func(*corev1.Pod) any
 		want any
@@ -837,7 +837,7 @@ func TestNewPodTemplate(t *testing.T) {
 					{Name: "helper-unset", Image: "alpine:3.20"},
 				},
 			})),
-			opts: apply.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullIfNotPresent},
+			opts: atpod.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullIfNotPresent},
 			view: pullPoliciesOf,
 			want: pullPolicies{
 				InitContainers: []corev1.PullPolicy{corev1.PullIfNotPresent, corev1.PullNever},
@@ -847,7 +847,7 @@ func TestNewPodTemplate(t *testing.T) {
 		{
 			name: "ImagePullPolicy option applies to the command container",
 			at:   newAt("date", nil),
-			opts: apply.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullNever},
+			opts: atpod.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullNever},
 			view: pullPoliciesOf,
 			want: pullPolicies{Containers: []corev1.PullPolicy{corev1.PullNever}},
 		},
@@ -886,7 +886,7 @@ func TestNewPodTemplate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(tc.view(apply.NewPod(tc.at, 1, scheduled, tc.opts))).To(BeComparableTo(tc.want))
+			g.Expect(tc.view(atpod.NewPod(tc.at, 1, scheduled, tc.opts))).To(BeComparableTo(tc.want))
 		})
 	}
 }
@@ -936,7 +936,7 @@ func TestNewPodLeavesAtAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			before := tc.at.DeepCopy()
-			pod := apply.NewPod(tc.at, 2, scheduled, apply.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullIfNotPresent})
+			pod := atpod.NewPod(tc.at, 2, scheduled, atpod.PodOptions{DefaultImage: defaultImage, ImagePullPolicy: corev1.PullIfNotPresent})
 			g.Expect(tc.at).To(BeComparableTo(before), "NewPod modified the At")
 
 			// Scribble over everything the Pod holds that came from the At.
@@ -986,6 +986,6 @@ func TestNewPodDeterministic(t *testing.T) {
 		},
 	}), 60)
 	g := NewWithT(t)
-	first := apply.NewPod(at, 1, scheduled, defaultOpts)
-	g.Expect(apply.NewPod(at, 1, scheduled, defaultOpts)).To(BeComparableTo(first), "a second rendering")
+	first := atpod.NewPod(at, 1, scheduled, defaultOpts)
+	g.Expect(atpod.NewPod(at, 1, scheduled, defaultOpts)).To(BeComparableTo(first), "a second rendering")
 }

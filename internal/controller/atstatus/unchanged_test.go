@@ -1,4 +1,4 @@
-package apply_test
+package atstatus_test
 
 import (
 	"testing"
@@ -13,7 +13,7 @@ import (
 	"github.com/programming-kubernetes/cnat/api/applyconfiguration"
 	atac "github.com/programming-kubernetes/cnat/api/applyconfiguration/api/v1beta1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/controller/atstatus"
 )
 
 func newScheme(g Gomega) *runtime.Scheme {
@@ -196,7 +196,7 @@ func TestUnchanged(t *testing.T) {
 	for _, c := range tests {
 		t.Run(c.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(apply.Unchanged(tc, c.desired, c.owned)).To(Equal(c.want))
+			g.Expect(atstatus.Unchanged(tc, c.desired, c.owned)).To(Equal(c.want))
 		})
 	}
 }
@@ -222,14 +222,14 @@ func TestUnchangedExtracted(t *testing.T) {
 		},
 	}
 	live.ManagedFields = []metav1.ManagedFieldsEntry{{
-		Manager:     apply.StatusFieldManager,
+		Manager:     atstatus.StatusFieldManager,
 		Operation:   metav1.ManagedFieldsOperationApply,
 		APIVersion:  cnatv1beta1.GroupVersion.String(),
 		FieldsType:  "FieldsV1",
 		Subresource: "status",
 		FieldsV1:    metav1.NewFieldsV1(`{"f:status":{"f:phase":{},"f:podName":{},"f:startTime":{}}}`),
 	}}
-	owned, err := atac.ExtractAtStatus(live, apply.StatusFieldManager)
+	owned, err := atac.ExtractAtStatus(live, atstatus.StatusFieldManager)
 	g.Expect(err).NotTo(HaveOccurred())
 
 	desired := func() *atac.AtStatusApplyConfiguration {
@@ -251,7 +251,7 @@ func TestUnchangedExtracted(t *testing.T) {
 	for _, c := range tests {
 		t.Run(c.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(apply.Unchanged(tc, c.desired, owned)).To(Equal(c.want))
+			g.Expect(atstatus.Unchanged(tc, c.desired, owned)).To(Equal(c.want))
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package apply_test
+package atstatus_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 	atac "github.com/programming-kubernetes/cnat/api/applyconfiguration/api/v1beta1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
-	"github.com/programming-kubernetes/cnat/internal/apply"
+	"github.com/programming-kubernetes/cnat/internal/controller/atstatus"
 )
 
 // statusApply is one status apply request as the client received it.
@@ -39,7 +39,7 @@ func TestStatus(t *testing.T) {
 	// live is the At at resourceVersion 7, its status as running() applied
 	// by manager.
 	live := func(manager string) *cnatv1beta1.At {
-		at := newAt("date", nil)
+		at := newAt()
 		at.ResourceVersion = "7"
 		at.Status = *running()
 		at.ManagedFields = []metav1.ManagedFieldsEntry{{
@@ -63,14 +63,14 @@ func TestStatus(t *testing.T) {
 		Object: atac.At(atName, atNamespace).WithResourceVersion("7").WithStatus(atac.AtStatus().
 			WithPhase(cnatv1beta1.PhaseSucceeded).WithAttempts(1).WithPodName("hello-7f3c1a52-1").
 			WithStartTime(metav1.Time{Time: started}).WithExitCode(0)),
-		FieldManager: apply.StatusFieldManager,
+		FieldManager: atstatus.StatusFieldManager,
 		Force:        ptr.To(true),
 	}
 	// reset is live after its managed fields were reset and the API server
 	// gave them to before-first-apply on the next apply, which owns the
 	// same fields: the manager no longer owns exitCode alone.
 	reset := func() *cnatv1beta1.At {
-		at := live(apply.StatusFieldManager)
+		at := live(atstatus.StatusFieldManager)
 		at.Status = *succeeded()
 		at.ManagedFields[0].FieldsV1 = metav1.NewFieldsV1(`{"f:status":{"f:attempts":{},"f:exitCode":{},"f:phase":{},"f:podName":{},"f:startTime":{}}}`)
 		at.ManagedFields = append(at.ManagedFields, metav1.ManagedFieldsEntry{
@@ -101,7 +101,7 @@ func TestStatus(t *testing.T) {
 		{
 			name: "the first status of an At: applied",
 			at: func() *cnatv1beta1.At {
-				at := newAt("date", nil)
+				at := newAt()
 				at.ResourceVersion = "7"
 				return at
 			}(),
@@ -111,7 +111,7 @@ func TestStatus(t *testing.T) {
 				Object: atac.At(atName, atNamespace).WithResourceVersion("7").WithStatus(atac.AtStatus().
 					WithPhase(cnatv1beta1.PhaseRunning).WithAttempts(1).WithPodName("hello-7f3c1a52-1").
 					WithStartTime(metav1.Time{Time: started})),
-				FieldManager: apply.StatusFieldManager,
+				FieldManager: atstatus.StatusFieldManager,
 				Force:        ptr.To(true),
 			}},
 		},
@@ -127,14 +127,14 @@ func TestStatus(t *testing.T) {
 				Object: atac.At(atName, atNamespace).WithResourceVersion("7").WithStatus(atac.AtStatus().
 					WithPhase(cnatv1beta1.PhaseSucceeded).WithAttempts(2).WithPodName("hello-7f3c1a52-1").
 					WithStartTime(metav1.Time{Time: started}).WithExitCode(0)),
-				FieldManager: apply.StatusFieldManager,
+				FieldManager: atstatus.StatusFieldManager,
 				Force:        ptr.To(true),
 			}},
 		},
-		{name: "the status the manager owns: nothing sent", at: live(apply.StatusFieldManager), status: running()},
+		{name: "the status the manager owns: nothing sent", at: live(atstatus.StatusFieldManager), status: running()},
 		{
 			name: "a changed status: applied over the At it was decided on, owning its fields by force",
-			at:   live(apply.StatusFieldManager), status: succeeded(), want: []statusApply{sent}, wantSent: true,
+			at:   live(atstatus.StatusFieldManager), status: succeeded(), want: []statusApply{sent}, wantSent: true,
 		},
 		{
 			name: "the same status, owned by another manager: applied",
@@ -144,13 +144,13 @@ func TestStatus(t *testing.T) {
 				Object: atac.At(atName, atNamespace).WithResourceVersion("7").WithStatus(atac.AtStatus().
 					WithPhase(cnatv1beta1.PhaseRunning).WithAttempts(1).WithPodName("hello-7f3c1a52-1").
 					WithStartTime(metav1.Time{Time: started})),
-				FieldManager: apply.StatusFieldManager,
+				FieldManager: atstatus.StatusFieldManager,
 				Force:        ptr.To(true),
 			}},
 		},
 		{
 			name: "refused: the error is returned",
-			at:   live(apply.StatusFieldManager), status: succeeded(), refusal: conflict,
+			at:   live(atstatus.StatusFieldManager), status: succeeded(), refusal: conflict,
 			want: []statusApply{sent}, wantErr: conflict,
 		},
 	}
@@ -170,14 +170,14 @@ func TestStatus(t *testing.T) {
 					o := &client.SubResourceUpdateOptions{}
 					o.ApplyOptions(opts)
 					g.Expect(sub).To(Equal("status"))
-					g.Expect(o.FieldManager).To(Equal(apply.StatusFieldManager))
+					g.Expect(o.FieldManager).To(Equal(atstatus.StatusFieldManager))
 					g.Expect(obj.GetResourceVersion()).To(Equal("7"), "updated on the At it was decided on")
 					updated = &obj.(*cnatv1beta1.At).Status
 					return nil
 				},
 			})
 			before := tc.at.DeepCopy()
-			written, err := apply.Status(context.Background(), c, tc.at, tc.status)
+			written, err := atstatus.Status(context.Background(), c, tc.at, tc.status)
 			if tc.wantErr != nil {
 				g.Expect(err).To(MatchError(tc.wantErr))
 			} else {
@@ -188,5 +188,19 @@ func TestStatus(t *testing.T) {
 			g.Expect(updated).To(BeComparableTo(tc.wantUpdate))
 			g.Expect(tc.at).To(BeComparableTo(before), "Status modified the At")
 		})
+	}
+}
+
+const (
+	atName      = "hello"
+	atNamespace = "jobs"
+)
+
+// newAt is an At named hello in namespace jobs with no status.
+func newAt() *cnatv1beta1.At {
+	return &cnatv1beta1.At{
+		TypeMeta:   metav1.TypeMeta{APIVersion: cnatv1beta1.GroupVersion.String(), Kind: "At"},
+		ObjectMeta: metav1.ObjectMeta{Name: atName, Namespace: atNamespace, UID: "7f3c1a52-0d4e-4b8e-9a43-2c1f5e6d7a80"},
+		Spec:       cnatv1beta1.AtSpec{Schedule: "2026-11-21T09:00:00+01:00", Command: "date"},
 	}
 }
