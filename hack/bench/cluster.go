@@ -227,3 +227,19 @@ func waitEmpty(ctx context.Context, count func(context.Context) (int, error), ti
 		return n == 0, err
 	})
 }
+
+// watchedNamespace creates the stage's namespace (the run's prefix and
+// suffix) and starts recording the given kinds in it, until stop is
+// called; ctx is the recording's context.
+func (b *bench) watchedNamespace(ctx context.Context, suffix string, kinds ...string) (ns string, rec *recorder, watchCtx context.Context, stop context.CancelFunc, err error) {
+	ns = b.opts.namespacePrefix + "-" + suffix
+	if err := createNamespace(ctx, b.c, ns); err != nil {
+		return "", nil, nil, nil, err
+	}
+	watchCtx, stop = context.WithCancel(ctx)
+	if rec, err = watchNamespace(watchCtx, b.c.Kube, b.c.Dynamic, ns, kinds...); err != nil {
+		stop()
+		return "", nil, nil, nil, err
+	}
+	return ns, rec, watchCtx, stop, nil
+}

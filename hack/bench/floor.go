@@ -45,16 +45,11 @@ const floorLead = 15 * time.Second
 // finalizer as the controller does. No Events, no confirming read, no
 // retries. The controller is started again once all are terminal.
 func (b *bench) runFloor(ctx context.Context) (*Stage, error) {
-	ns := b.opts.namespacePrefix + "-floor"
-	if err := createNamespace(ctx, b.c, ns); err != nil {
-		return nil, err
-	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	rec, err := watchNamespace(watchCtx, b.c.Kube, b.c.Dynamic, ns, kindPod, kindAt)
+	ns, rec, watchCtx, stopWatch, err := b.watchedNamespace(ctx, "floor", kindPod, kindAt)
 	if err != nil {
 		return nil, err
 	}
+	defer stopWatch()
 	stage := &Stage{Name: "floor", Title: fmt.Sprintf("floor: the contract's writes alone, the bench's client, concurrency %d", b.opts.concurrency), N: b.opts.n}
 	m, err := b.startMeter(ctx, stage)
 	if err != nil {

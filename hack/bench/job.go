@@ -32,16 +32,11 @@ func (o options) jobLeadFor(n int) time.Duration {
 // count among the writes per unit: a Job is started at its time only by
 // someone writing it then.
 func (b *bench) runJob(ctx context.Context) (*Stage, error) {
-	ns := b.opts.namespacePrefix + "-job"
-	if err := createNamespace(ctx, b.c, ns); err != nil {
-		return nil, err
-	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	rec, err := watchNamespace(watchCtx, b.c.Kube, b.c.Dynamic, ns, kindPod, kindJob)
+	ns, rec, _, stopWatch, err := b.watchedNamespace(ctx, "job", kindPod, kindJob)
 	if err != nil {
 		return nil, err
 	}
+	defer stopWatch()
 	stage := &Stage{Name: "job", Title: fmt.Sprintf("Job controller: suspended Jobs unsuspended at T, concurrency %d", b.opts.concurrency), N: b.opts.n}
 	m, err := b.startMeter(ctx, stage)
 	if err != nil {

@@ -305,16 +305,11 @@ func (b *bench) createAts(ctx context.Context, ns, prefix string, count int, t t
 // runCnat creates N Ats due at one instant a little ahead and watches the
 // controller start them.
 func (b *bench) runCnat(ctx context.Context) (*Stage, error) {
-	ns := b.opts.namespacePrefix + "-at"
-	if err := createNamespace(ctx, b.c, ns); err != nil {
-		return nil, err
-	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	rec, err := watchNamespace(watchCtx, b.c.Kube, b.c.Dynamic, ns, kindPod, kindAt)
+	ns, rec, _, stopWatch, err := b.watchedNamespace(ctx, "at", kindPod, kindAt)
 	if err != nil {
 		return nil, err
 	}
+	defer stopWatch()
 	stage := &Stage{Name: "cnat", Title: "cnat", N: b.opts.n}
 	m, err := b.startMeter(ctx, stage)
 	if err != nil {
@@ -381,16 +376,11 @@ func countThrottling(log string) int {
 // runCronJob creates N CronJobs due in the same minute and watches
 // kube-controller-manager's CronJob and Job controllers start them.
 func (b *bench) runCronJob(ctx context.Context) (*Stage, error) {
-	ns := b.opts.namespacePrefix + "-cronjob"
-	if err := createNamespace(ctx, b.c, ns); err != nil {
-		return nil, err
-	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	rec, err := watchNamespace(watchCtx, b.c.Kube, b.c.Dynamic, ns, kindPod, kindJob)
+	ns, rec, _, stopWatch, err := b.watchedNamespace(ctx, "cronjob", kindPod, kindJob)
 	if err != nil {
 		return nil, err
 	}
+	defer stopWatch()
 	stage := &Stage{Name: "cronjob", Title: "CronJob controller (kube-controller-manager, 5 CronJob workers)", N: b.opts.n}
 	// The next minute with room to create them all first.
 	stage.T = time.Now().Add(b.opts.cronLeadFor(b.opts.n)).Truncate(time.Minute).Add(time.Minute)
