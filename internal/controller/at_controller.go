@@ -62,6 +62,10 @@ type AtReconciler struct {
 	// dueReads confirms the first starts of Ats due together with one read.
 	dueReads atcache.DueReads
 
+	// reviews asks the author checks of Ats due together once per round
+	// trip (authorizeAuthor).
+	reviews accessReviews
+
 	// history is what the Pod watch showed that a Pod's latest state no
 	// longer shows.
 	history podHistory

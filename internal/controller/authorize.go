@@ -2,10 +2,13 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
+	"golang.org/x/sync/singleflight"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/author"
@@ -52,11 +55,12 @@ func (r *AtReconciler) authorizeAuthor(ctx context.Context, at *cnatv1beta1.At) 
 		},
 	}}
 	ctrl.LoggerFrom(ctx).V(1).Info("Asking whether the At's author may create Pods", "user", user.Username)
-	if err := r.Client.Create(ctx, review); err != nil {
+	allowed, err := r.reviews.allowed(ctx, r.Client, review)
+	if err != nil {
 		err = fmt.Errorf("asking whether user %q, who last set the At's spec, may create Pods in namespace %q: %w", user.Username, at.Namespace, err)
 		return &lifecycle.Refusal{Reason: cnatv1beta1.ReasonPodCreateFailed, Err: err}
 	}
-	if review.Status.Allowed {
+	if allowed {
 		return nil
 	}
 	err = fmt.Errorf("user %q, who last set the At's spec, may not create Pods in namespace %q", user.Username, at.Namespace)
@@ -66,4 +70,28 @@ func (r *AtReconciler) authorizeAuthor(ctx context.Context, at *cnatv1beta1.At) 
 			"asked again until the starting deadline: grant the right back, or have a user who has it set the spec", user.Username, at.Namespace),
 		Err: err,
 	}
+}
+
+// accessReviews asks the API server one SubjectAccessReview at a time for
+// identical questions: a check asked while the same one is in flight takes
+// its answer. Ats of one author due together then cost one review per
+// round trip, not one each, and no answer outlives its request: the
+// staleness is the same as between any review and the Pod create after it.
+type accessReviews struct{ flight singleflight.Group }
+
+func (a *accessReviews) allowed(ctx context.Context, c client.Client, review *authorizationv1.SubjectAccessReview) (bool, error) {
+	key, err := json.Marshal(review.Spec)
+	if err != nil {
+		return false, err
+	}
+	v, err, _ := a.flight.Do(string(key), func() (any, error) {
+		if err := c.Create(ctx, review); err != nil {
+			return false, err
+		}
+		return review.Status.Allowed, nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return v.(bool), nil
 }

@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
@@ -131,4 +134,56 @@ func TestAuthorCheckThatCannotBeMade(t *testing.T) {
 	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonAuthorForbidden))
 	h.g.Expect(at.Status.Message).To(ContainSubstring("metadata.annotations[" + cnatv1beta1.AnnotationAuthor + "]"))
 	h.g.Expect(h.pods("unreadable")).To(BeEmpty())
+}
+
+// TestAuthorChecksAskedTogetherShareOneReview: the checks of Ats by one
+// author due together share the review in flight, so a burst costs one
+// SubjectAccessReview per round trip, not one per At; a check asked after
+// that review returned asks again (a right revoked since is seen), and
+// another author's check is its own review.
+func TestAuthorChecksAskedTogetherShareOneReview(t *testing.T) {
+	g := NewWithT(t)
+	var asked atomic.Int32
+	var allowed atomic.Bool
+	allowed.Store(true)
+	gate := make(chan struct{})
+	c := interceptor.NewClient(fake.NewClientBuilder().Build(), interceptor.Funcs{Create: func(ctx context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+		review := obj.(*authorizationv1.SubjectAccessReview)
+		asked.Add(1)
+		<-gate
+		review.Status.Allowed = allowed.Load() && review.Spec.User == "alice"
+		return nil
+	}})
+	var reviews accessReviews
+	ask := func(user string) (bool, error) {
+		return reviews.allowed(context.Background(), c, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user, Groups: []string{"team-a"}, ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "create", Resource: "pods"},
+		}})
+	}
+
+	const ats = 20
+	var wg sync.WaitGroup
+	answers := make(chan bool, ats)
+	for range ats {
+		wg.Go(func() {
+			ok, err := ask("alice")
+			g.Expect(err).NotTo(HaveOccurred())
+			answers <- ok
+		})
+	}
+	g.Eventually(asked.Load).Should(BeEquivalentTo(1))
+	time.Sleep(200 * time.Millisecond) // the other checks join the review in flight
+	close(gate)
+	wg.Wait()
+	close(answers)
+	for ok := range answers {
+		g.Expect(ok).To(BeTrue())
+	}
+	g.Expect(asked.Load()).To(BeNumerically("<=", 2), "%d checks of one author asked together", ats)
+
+	before := asked.Load()
+	allowed.Store(false)
+	g.Expect(ask("alice")).To(BeFalse(), "a check after the review returned asks again: the right revoked since is seen")
+	g.Expect(ask("bob")).To(BeFalse(), "another author's check is its own review")
+	g.Expect(asked.Load()).To(Equal(before + 2))
 }
