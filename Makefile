@@ -238,7 +238,7 @@ test-version-gate: tools ## cnatctl apply against a real kube-apiserver one mino
 MUTATE_PACKAGES ?=
 
 .PHONY: mutate
-mutate: tools ## Mutation testing of internal/lifecycle, scheduler, apply and the At validator (gremlins): the table of docs/mutation.md; fails below its goals.
+mutate: tools ## Mutation testing of internal/lifecycle, scheduler, atpod, controller/atstatus and the At validator (gremlins): the table of docs/mutation.md; fails below its goals.
 	hack/mutate.sh $(MUTATE_PACKAGES)
 
 .PHONY: fuzz

@@ -10,7 +10,8 @@
 # docs/mutation.md has the last run and what each surviving mutant means.
 #
 # Usage: hack/mutate.sh [package...]
-#   packages: lifecycle scheduler atpod webhook (the default: all four)
+#   packages, under internal/: lifecycle scheduler atpod webhook
+#   controller/atstatus (the default: all five)
 # Environment:
 #   MUTATE_WORKERS              mutants tested at once (default 1)
 #   MUTATE_TIMEOUT_COEFFICIENT  a mutant's tests time out after this many times
@@ -28,13 +29,13 @@ workers="${MUTATE_WORKERS:-1}"
 coefficient="${MUTATE_TIMEOUT_COEFFICIENT:-5}"
 out="${MUTATE_OUT:-${root}/tmp/mutate}"
 
-all=(lifecycle scheduler atpod webhook)
+all=(lifecycle scheduler atpod webhook controller/atstatus)
 
 # goal prints the efficacy a package must reach (issue 22).
 goal() {
   case "$1" in
     lifecycle | scheduler) echo 90 ;;
-    atpod | webhook) echo 80 ;;
+    atpod | webhook | controller/atstatus) echo 80 ;;
   esac
 }
 
@@ -121,7 +122,8 @@ survivors=()
 failed=()
 for pkg in "${packages[@]}"; do
   dir="internal/${pkg}"
-  args=(unleash --workers "${workers}" --timeout-coefficient "${coefficient}" --output "${out}/${pkg}.json")
+  report="${out}/${pkg//\//-}"
+  args=(unleash --workers "${workers}" --timeout-coefficient "${coefficient}" --output "${report}.json")
   keep="$(mutated "${pkg}")"
   if [[ -n "${keep}" ]]; then
     # gremlins excludes files by regular expression, so every other file of
@@ -136,14 +138,14 @@ for pkg in "${packages[@]}"; do
   if short "${pkg}"; then
     goflags+=" -short"
   fi
-  echo "mutate: ${dir} (log: ${out}/${pkg}.log)"
+  echo "mutate: ${dir} (log: ${report}.log)"
   start=${SECONDS}
   status=0
-  (cd "${src}" && TMPDIR="${tmp}" GOFLAGS="${goflags}" "${gremlins}" "${args[@]}" "${src}/${dir}") >"${out}/${pkg}.log" 2>&1 || status=$?
+  (cd "${src}" && TMPDIR="${tmp}" GOFLAGS="${goflags}" "${gremlins}" "${args[@]}" "${src}/${dir}") >"${report}.log" 2>&1 || status=$?
   stop_leftovers
   if [[ ${status} -ne 0 ]]; then
     echo "mutate: gremlins failed on ${dir} (exit ${status}):" >&2
-    tail -n 20 "${out}/${pkg}.log" >&2
+    tail -n 20 "${report}.log" >&2
     exit 1
   fi
   # One line per mutant: "<STATUS> <TYPE> at <file>:<line>:<column>".
@@ -155,13 +157,13 @@ for pkg in "${packages[@]}"; do
       else if ($1 == "TIMED" && $2 == "OUT") t++
       else if ($1 == "NOT" && $2 == "VIABLE") v++
     }
-    END { print k+0, l+0, c+0, t+0, v+0 }' "${out}/${pkg}.log")
+    END { print k+0, l+0, c+0, t+0, v+0 }' "${report}.log")
   efficacy="$(awk -v k="${killed}" -v l="${lived}" 'BEGIN { if (k + l == 0) print "-"; else printf "%.1f %%", 100 * k / (k + l) }')"
   coverage="$(awk -v k="${killed}" -v l="${lived}" -v c="${uncovered}" 'BEGIN { if (k + l + c == 0) print "-"; else printf "%.1f %%", 100 * (k + l) / (k + l + c) }')"
   table+=("| ${dir} | ${killed} | ${lived} | ${uncovered} | ${timedout} | ${unviable} | ${efficacy} | ${coverage} | ≥ $(goal "${pkg}") % |")
   while read -r _ type _ position; do
     survivors+=("${dir}/${position} ${type}")
-  done < <(grep -E '^ *LIVED [A-Z_]+ at ' "${out}/${pkg}.log" | sort -t: -k1,1 -k2,2n -k3,3n)
+  done < <(grep -E '^ *LIVED [A-Z_]+ at ' "${report}.log" | sort -t: -k1,1 -k2,2n -k3,3n)
   if awk -v k="${killed}" -v l="${lived}" -v g="$(goal "${pkg}")" 'BEGIN { exit !(k + l > 0 && 100 * k / (k + l) < g) }'; then
     failed+=("${dir}")
   fi
