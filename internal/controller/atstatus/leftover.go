@@ -45,7 +45,10 @@ func leftBehind(tc managedfields.TypeConverter, at *cnatv1beta1.At, desired *cna
 		if err := set.FromJSON(bytes.NewReader(entry.FieldsV1.GetRawBytes())); err != nil {
 			return false, fmt.Errorf("reading the fields %s owns: %w", entry.Manager, err)
 		}
-		if entry.Manager == StatusFieldManager && entry.Operation == metav1.ManagedFieldsOperationApply {
+		// The API server tells managers apart by name, operation and
+		// subresource: an entry of the same name on the main resource
+		// (written there by a user who may patch Ats) is another manager.
+		if entry.Manager == StatusFieldManager && entry.Operation == metav1.ManagedFieldsOperationApply && entry.Subresource == "status" {
 			mine = mine.Union(set)
 		} else {
 			others = others.Union(set)

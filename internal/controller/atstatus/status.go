@@ -20,8 +20,10 @@ import (
 const StatusFieldManager = "cnat-controller-status"
 
 // Status applies status as at's status under StatusFieldManager, unless it
-// equals what that manager already owns (Unchanged: a write for nothing
-// would wake every watcher of the At), and reports whether it wrote. The
+// equals at's status (Unchanged: a write for nothing would wake every
+// watcher of the At), and reports whether it wrote. It compares with the
+// status itself, not with what the managed fields say the writer owns:
+// anyone who may patch an At may write its managed fields. The
 // apply carries the resourceVersion of at: a decision made on an At that has
 // changed since (a lagging cache, a second replica) is refused with a
 // conflict, never written over a newer status. It forces ownership: the
@@ -32,12 +34,12 @@ func Status(ctx context.Context, c client.Client, at *cnatv1beta1.At, status *cn
 	if err != nil {
 		return false, err
 	}
-	owned, err := cnatac.ExtractAtStatus(at, StatusFieldManager)
+	live, err := statusApplyConfiguration(at, &at.Status)
 	if err != nil {
-		return false, fmt.Errorf("reading the status fields owned by %s: %w", StatusFieldManager, err)
+		return false, err
 	}
 	tc := applyconfiguration.NewTypeConverter(c.Scheme())
-	unchanged, err := Unchanged(tc, desired, owned)
+	unchanged, err := Unchanged(tc, desired, live)
 	if err != nil || unchanged {
 		return false, err
 	}
