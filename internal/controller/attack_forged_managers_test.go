@@ -1,0 +1,153 @@
+package controller
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	. "github.com/onsi/gomega"
+
+	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
+	"github.com/programming-kubernetes/cnat/internal/controller/atstatus"
+)
+
+// These attacks forge managedFields entries in the status writer's name
+// (atstatus.StatusFieldManager) rather than strip them. The API server
+// tells managers apart by name, operation and subresource (and, for an
+// Update, apiVersion); the status writer's check (atstatus.leftBehind)
+// counts as its own every Apply entry under its name, whatever its
+// subresource. A co-tenant with `patch ats` only (no ats/status) can write
+// such an entry through the main resource: the API server stores the
+// managedFields a request sends as they are.
+
+// forgeManagedFields has mallory replace the At's managedFields with what
+// forge makes of them, through a merge patch of the main resource.
+func (h *harness) forgeManagedFields(mallory client.Client, name string, forge func([]metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry) {
+	h.t.Helper()
+	entries := forge(h.at(name).ManagedFields)
+	raw, err := json.Marshal(map[string]any{"metadata": map[string]any{"managedFields": entries}})
+	h.g.Expect(err).NotTo(HaveOccurred())
+	at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: h.ns}}
+	h.g.Expect(mallory.Patch(h.ctx, at, client.RawPatch(types.MergePatchType, raw))).
+		To(Succeed(), "a user with patch on ats writes the At's managedFields")
+	for _, e := range h.at(name).ManagedFields {
+		h.t.Logf("stored managedFields entry: manager %q, operation %s, subresource %q", e.Manager, e.Operation, e.Subresource)
+	}
+}
+
+// statusEntryMovedToMain is the forgery: the status writer's own entry
+// (Apply, subresource status) becomes an Apply entry of the same name on
+// the main resource. To the API server that is another manager, which now
+// owns every status field; the status writer's apply owns none, so it
+// removes none. To leftBehind it is still the writer's own.
+func statusEntryMovedToMain(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
+	for _, e := range entries {
+		if e.Manager == atstatus.StatusFieldManager && e.Subresource == "status" {
+			e.Subresource = ""
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// statusEntryCopiedToMain keeps the status writer's entry and adds a copy
+// of it on the main resource: every status field owned by two managers to
+// the API server, which an apply that omits it therefore keeps; to
+// leftBehind, owned by the writer alone.
+func statusEntryCopiedToMain(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	out := append([]metav1.ManagedFieldsEntry(nil), entries...)
+	for _, e := range entries {
+		if e.Manager == atstatus.StatusFieldManager && e.Subresource == "status" {
+			e.Subresource = ""
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestAttackForgedStatusManagerLeavesTheAtReconciling: while the At's only
+// attempt runs, mallory (patch ats only) moves the status writer's entry to
+// the main resource, or copies it there. The command exits 0. The At must
+// be Succeeded without the condition Reconciling, which its status no
+// longer has (kstatus, Flux and `kubectl wait` read a Succeeded At that is
+// still Reconciling as in progress for good).
+func TestAttackForgedStatusManagerLeavesTheAtReconciling(t *testing.T) {
+	for name, forge := range map[string]func([]metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry{
+		"moved to the main resource":  statusEntryMovedToMain,
+		"copied to the main resource": statusEntryCopiedToMain,
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			mallory := h.atPatcher()
+			h.r = h.newReconciler(interceptor.Funcs{Get: getTrimmed})
+
+			const at = "forged"
+			podName := h.runningAt(at)
+			h.forgeManagedFields(mallory, at, forge)
+			h.finishPod(podName, 0)
+			for range 3 {
+				_ = h.reconcileErr(at)
+				h.clock.Step(10 * time.Second)
+			}
+			final := h.at(at)
+			for _, c := range final.Status.Conditions {
+				t.Logf("condition %s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message)
+			}
+			h.g.Expect(final.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
+			h.g.Expect(final.Status.Conditions).NotTo(ContainElement(HaveField("Type", cnatv1beta1.ConditionReconciling)),
+				"a Succeeded At is not Reconciling")
+		})
+	}
+}
+
+// TestAttackForgedStatusManagerFreezesTheAt: the retrying At of
+// TestAttackStrippedManagedFieldsFreezeTheAt, with the status writer's
+// entry moved to the main resource instead of stripped. Its command exits
+// 0 on the second attempt; the At must say Succeeded, and release the Pod.
+func TestAttackForgedStatusManagerFreezesTheAt(t *testing.T) {
+	h := newHarness(t)
+	mallory := h.atPatcher()
+	h.r = h.newReconciler(interceptor.Funcs{Get: getTrimmed})
+
+	const name = "frozen"
+	h.createAt(name, cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "sleep 600", BackoffLimit: ptr.To[int32](1)})
+	h.reconcile(name)
+	h.finishPod(h.podName(name, 1), 1)
+	h.reconcile(name)
+	h.g.Expect(h.at(name).Status.Reason).To(Equal(cnatv1beta1.ReasonRetrying))
+	h.forgeManagedFields(mallory, name, statusEntryMovedToMain)
+
+	h.clock.Step(time.Minute)
+	h.reconcile(name)
+	podName := h.podName(name, 2)
+	h.runPod(podName)
+	_ = h.reconcileErr(name)
+	h.finishPod(podName, 0)
+	var errs []error
+	for range 3 {
+		if _, err := h.r.Reconcile(h.ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.ns, Name: name}}); err != nil {
+			errs = append(errs, err)
+		}
+		h.clock.Step(30 * time.Second)
+	}
+	for _, err := range errs {
+		t.Logf("reconcile: %v", err)
+	}
+	final := h.at(name)
+	t.Logf("the At a minute after its command exited 0: phase %s, reason %s, message %q", final.Status.Phase, final.Status.Reason, final.Status.Message)
+	for _, c := range final.Status.Conditions {
+		t.Logf("condition %s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message)
+	}
+	h.g.Expect(final.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded), "the command exited 0")
+	h.g.Expect(final.Status.Conditions).NotTo(ContainElement(HaveField("Type", cnatv1beta1.ConditionReconciling)))
+	h.g.Expect(h.pod(podName).Finalizers).NotTo(ContainElement(cnatv1beta1.TrackingFinalizer), "released once its run is recorded")
+	h.g.Expect(errs).To(BeEmpty())
+}
