@@ -73,6 +73,21 @@ func statusEntryCopiedToMain(entries []metav1.ManagedFieldsEntry) []metav1.Manag
 	return out
 }
 
+// statusClaimedByAnother adds an Update entry of another manager on the
+// main resource that owns every status field the status writer owns: the
+// status writer then finds every field it leaves out shared, and writes the
+// status whole.
+func statusClaimedByAnother(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	out := append([]metav1.ManagedFieldsEntry(nil), entries...)
+	for _, e := range entries {
+		if e.Manager == atstatus.StatusFieldManager && e.Subresource == "status" {
+			e.Manager, e.Operation, e.Subresource = "mallory", metav1.ManagedFieldsOperationUpdate, ""
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // TestAttackForgedStatusManagerLeavesTheAtReconciling: while the At's only
 // attempt runs, mallory (patch ats only) moves the status writer's entry to
 // the main resource, or copies it there. The command exits 0. The At must
@@ -150,4 +165,37 @@ func TestAttackForgedStatusManagerFreezesTheAt(t *testing.T) {
 	h.g.Expect(final.Status.Conditions).NotTo(ContainElement(HaveField("Type", cnatv1beta1.ConditionReconciling)))
 	h.g.Expect(h.pod(podName).Finalizers).NotTo(ContainElement(cnatv1beta1.TrackingFinalizer), "released once its run is recorded")
 	h.g.Expect(errs).To(BeEmpty())
+}
+
+// TestAttackForgedStatusManagerWriteCount counts the controller's writes on
+// an At whose status writer's entry mallory moved to the main resource,
+// once the At has finished: a settled At makes none
+// (TestSettledAtMakesNoWrites), and a forged entry must not make the
+// controller write on every reconcile.
+func TestAttackForgedStatusManagerWriteCount(t *testing.T) {
+	for name, forge := range map[string]func([]metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry{
+		"moved to the main resource":  statusEntryMovedToMain,
+		"copied to the main resource": statusEntryCopiedToMain,
+		"claimed by another manager":  statusClaimedByAnother,
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			mallory := h.atPatcher()
+			h.r = h.newReconciler(interceptor.Funcs{Get: getTrimmed})
+			const at = "counted"
+			podName := h.runningAt(at)
+			h.forgeManagedFields(mallory, at, forge)
+			h.finishPod(podName, 0)
+			for range 3 {
+				_ = h.reconcileErr(at)
+			}
+			h.g.Expect(h.at(at).Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
+			h.writes.Store(0)
+			for range 10 {
+				_ = h.reconcileErr(at)
+			}
+			t.Logf("writes in 10 reconciles of the finished At: %d", h.writes.Load())
+			h.g.Expect(h.writes.Load()).To(BeZero())
+		})
+	}
 }
