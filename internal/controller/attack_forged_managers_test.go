@@ -176,6 +176,7 @@ func TestAttackForgedStatusManagerFreezesTheAt(t *testing.T) {
 	for _, c := range final.Status.Conditions {
 		t.Logf("condition %s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message)
 	}
+	t.Logf("the finished Pod's finalizers: %v", h.pod(podName).Finalizers)
 	h.g.Expect(final.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded), "the command exited 0")
 	h.g.Expect(final.Status.Conditions).NotTo(ContainElement(HaveField("Type", cnatv1beta1.ConditionReconciling)))
 	h.g.Expect(h.pod(podName).Finalizers).NotTo(ContainElement(cnatv1beta1.TrackingFinalizer), "released once its run is recorded")
@@ -213,4 +214,35 @@ func TestAttackForgedStatusManagerWriteCount(t *testing.T) {
 			h.g.Expect(h.writes.Load()).To(BeZero())
 		})
 	}
+}
+
+// TestAttackRepeatedForgeryWhileRunning: mallory moves the status writer's
+// entry to the main resource again and again while the At's command runs,
+// each time followed by a reconcile (the At's change wakes it). The
+// controller must not write more than once for each of her writes (no
+// loop of its own), and the At must still end Succeeded and not
+// Reconciling once the command exits 0 and she stops.
+func TestAttackRepeatedForgeryWhileRunning(t *testing.T) {
+	h := newHarness(t)
+	mallory := h.atPatcher()
+	h.r = h.newReconciler(interceptor.Funcs{Get: getTrimmed})
+	const at = "repeated"
+	podName := h.runningAt(at)
+	h.writes.Store(0)
+	const rounds = 5
+	for range rounds {
+		h.forgeManagedFields(mallory, at, statusEntryMovedToMain)
+		for range 3 {
+			_ = h.reconcileErr(at)
+		}
+	}
+	t.Logf("controller writes for %d forgeries (3 reconciles each) while the command runs: %d", rounds, h.writes.Load())
+	h.g.Expect(h.writes.Load()).To(BeNumerically("<=", rounds), "at most one write for each of hers")
+	h.finishPod(podName, 0)
+	for range 3 {
+		_ = h.reconcileErr(at)
+	}
+	final := h.at(at)
+	h.g.Expect(final.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
+	h.g.Expect(final.Status.Conditions).NotTo(ContainElement(HaveField("Type", cnatv1beta1.ConditionReconciling)))
 }
