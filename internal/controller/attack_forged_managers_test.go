@@ -246,3 +246,41 @@ func TestAttackRepeatedForgeryWhileRunning(t *testing.T) {
 	h.g.Expect(final.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
 	h.g.Expect(final.Status.Conditions).NotTo(ContainElement(HaveField("Type", cnatv1beta1.ConditionReconciling)))
 }
+
+// TestAttackFrozenAtDeletedReleasesItsPod: the At frozen as in
+// TestAttackForgedStatusManagerFreezesTheAt (its status writes refused,
+// its finished Pod still tracked) is deleted. No status write is needed to
+// release the Pods of an At that is gone: its Pod must lose the tracking
+// finalizer, or a deletion of it hangs in Terminating.
+func TestAttackFrozenAtDeletedReleasesItsPod(t *testing.T) {
+	h := newHarness(t)
+	mallory := h.atPatcher()
+	h.r = h.newReconciler(interceptor.Funcs{Get: getTrimmed})
+	const name = "frozen-deleted"
+	h.createAt(name, cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "sleep 600", BackoffLimit: ptr.To[int32](1)})
+	h.reconcile(name)
+	h.finishPod(h.podName(name, 1), 1)
+	h.reconcile(name)
+	h.forgeManagedFields(mallory, name, statusEntryMovedToMain)
+	h.clock.Step(time.Minute)
+	h.reconcile(name)
+	podName := h.podName(name, 2)
+	h.runPod(podName)
+	_ = h.reconcileErr(name)
+	h.finishPod(podName, 0)
+	_ = h.reconcileErr(name)
+	// Frozen: the last status write was refused, the Pod still tracked.
+	h.g.Expect(h.at(name).Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
+	h.g.Expect(h.pod(podName).Finalizers).To(ContainElement(cnatv1beta1.TrackingFinalizer))
+
+	h.g.Expect(apiClient.Delete(h.ctx, h.at(name))).To(Succeed())
+	h.g.Expect(apiClient.Delete(h.ctx, h.pod(podName))).To(Succeed())
+	_ = h.reconcileErr(name)
+	var left []string
+	for _, p := range h.pods(name) {
+		if len(p.Finalizers) > 0 {
+			left = append(left, p.Name)
+		}
+	}
+	h.g.Expect(left).To(BeEmpty(), "no Pod of a deleted At keeps the tracking finalizer")
+}
