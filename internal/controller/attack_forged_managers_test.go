@@ -40,7 +40,7 @@ func (h *harness) forgeManagedFields(mallory client.Client, name string, forge f
 		To(Succeed(), "a user with patch on ats writes the At's managedFields")
 	for _, e := range h.at(name).ManagedFields {
 		h.t.Logf("stored managedFields entry: manager %q, operation %s, subresource %q, %d bytes, escaped key kept: %t",
-			e.Manager, e.Operation, e.Subresource, len(e.FieldsV1.Raw), bytes.Contains(e.FieldsV1.Raw, []byte(`\u0073`)))
+			e.Manager, e.Operation, e.Subresource, len(e.FieldsV1.GetRawBytes()), bytes.Contains(e.FieldsV1.GetRawBytes(), []byte(`\u0073`)))
 	}
 }
 
@@ -97,8 +97,8 @@ func statusClaimedByAnother(entries []metav1.ManagedFieldsEntry) []metav1.Manage
 func statusClaimedByAnotherEscaped(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 	out := statusClaimedByAnother(entries)
 	last := &out[len(out)-1]
-	raw := bytes.ReplaceAll(last.FieldsV1.Raw, []byte(`"f:status"`), []byte(`"f:\u0073tatus"`))
-	last.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	raw := bytes.ReplaceAll(last.FieldsV1.GetRawBytes(), []byte(`"f:status"`), []byte(`"f:\u0073tatus"`))
+	last.FieldsV1 = metav1.NewFieldsV1(string(raw))
 	return out
 }
 
