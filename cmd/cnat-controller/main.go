@@ -35,11 +35,8 @@ import (
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 //
-// The leader election Lease and the Events of the manager itself, in
-// cnat-system; the reviews that authenticate and authorize scrapers of the
-// metrics endpoint. The other rules stand beside the code that needs them:
-// the reconciler's in internal/controller/at_controller.go, the certificate
-// rotation's in webhooks.go, the validating webhook's in internal/webhook.
+// The manager's Lease and Events, the metrics scrapers' reviews; the other
+// rules stand beside the code that needs them.
 
 // options are the controller's command-line settings.
 type options struct {

@@ -25,10 +25,8 @@ const (
 	atCRD                          = "ats.cnat.programming-kubernetes.info"
 )
 
-// The certificate rotation watches (get, list, watch) the Secrets of its
-// namespace, the webhook configurations and the CRDs, and writes only its
-// own: a watch cannot be narrowed to a name, an update can. The production
-// overlay, where cert-manager provides the certificate, removes these rules.
+// The certificate rotation watches all (a watch cannot be narrowed to a
+// name) and updates only its own; the production overlay removes these rules.
 //
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch,namespace=cnat-system
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=update,resourceNames=cnat-webhook-server-cert,namespace=cnat-system
@@ -68,8 +66,7 @@ func (w *webhookOptions) bindFlags(fs *flag.FlagSet) {
 }
 
 // setupWebhooks starts the certificate rotation, if on, and registers the
-// webhooks once the certificate is in place: the webhook server reads it
-// when it starts. Readiness waits for the server to serve.
+// webhooks once the certificate is in place (the server reads it at start).
 func setupWebhooks(mgr ctrl.Manager, o options) error {
 	if !o.webhooks.enabled {
 		return nil

@@ -1,10 +1,6 @@
-// Command cnatctl installs cnat from its kustomize overlays (build, diff,
-// apply with ApplySet pruning) and schedules, lists and follows Ats (at,
-// get, logs).
-//
-// Installed under the name kubectl-cnat (go build -o kubectl-cnat
-// ./cmd/cnatctl, or a symlink kubectl-cnat -> cnatctl) anywhere on the PATH,
-// it is the kubectl plugin `kubectl cnat ...`.
+// Command cnatctl installs cnat from its kustomize overlays and schedules,
+// lists and follows Ats; named kubectl-cnat on the PATH, it is the kubectl
+// plugin `kubectl cnat`.
 package main
 
 import (

@@ -17,20 +17,16 @@ import (
 
 // DueReads confirms the first starts of Ats due at one instant in one
 // namespace with one LIST of their metadata, made after the instant, when
-// more than one is being confirmed at once (docs/architecture.md).
-//
-// The zero value is ready to use.
+// more than one is being confirmed at once. The zero value is ready to use.
 type DueReads struct {
-	// flight makes the one LIST of an instant that overlapping
-	// confirmations wait for.
+	// flight makes the one LIST of an instant overlapping confirmations wait for.
 	flight singleflight.Group
 
 	mu       sync.Mutex
 	instants map[dueInstant]*dueConfirmations
 }
 
-// dueInstant is what one LIST covers: the Ats of a namespace due at one
-// instant.
+// dueInstant is what one LIST covers: a namespace's Ats due at one instant.
 type dueInstant struct {
 	namespace string
 	due       time.Time
@@ -42,16 +38,13 @@ func (k dueInstant) String() string { return k.namespace + "/" + k.due.Format(ti
 type dueConfirmations struct {
 	// busy counts those under way.
 	busy int
-	// list is the LIST of the instant, made for the second confirmation
-	// that overlapped another, once it returned. It serves the rest of the
-	// burst: the confirmations of a burst come one after another, each
-	// between two Pod creates, so there are moments when none is under way.
+	// list is the instant's LIST, once it returned; it serves the rest of
+	// the burst, even at moments when no confirmation is under way.
 	list *dueList
 }
 
-// keepDueList is how long a LIST of an instant serves its burst. Ats due
-// at once are started within a minute even by the thousand; a later
-// confirmation reads afresh.
+// keepDueList is how long a LIST serves its burst (a thousand Ats start
+// within it); a later confirmation reads afresh.
 const keepDueList = time.Minute
 
 // dueList is one LIST of the Ats due at an instant.
@@ -63,17 +56,15 @@ type dueList struct {
 	ats map[types.NamespacedName]listedAt // each taken once
 }
 
-// listedAt is what the LIST says of an At: which incarnation, in which
-// version.
+// listedAt is what the LIST says of an At: its incarnation and version.
 type listedAt struct {
 	uid             types.UID
 	resourceVersion string
 }
 
 // Confirm returns the At of cached's name as the API server holds it after
-// due, the instant cached's first start is due at (its
-// status.scheduledTime): cached itself if the instant's LIST shows it
-// unchanged, else what get, the At's own read, returns.
+// due (its status.scheduledTime): cached itself if the instant's LIST shows
+// it unchanged, else what get, the At's own read, returns.
 func (c *DueReads) Confirm(ctx context.Context, reader client.Reader, cached *cnatv1beta1.At, due, now time.Time, get func() (*cnatv1beta1.At, error)) (*cnatv1beta1.At, error) {
 	key := dueInstant{namespace: cached.Namespace, due: due.UTC()}
 	list, overlapped := c.begin(key, now)
@@ -100,9 +91,8 @@ func (c *DueReads) Confirm(ctx context.Context, reader client.Reader, cached *cn
 	return get()
 }
 
-// begin registers a confirmation of the instant and returns its LIST, if
-// one returned, and whether another confirmation of it is under way. now
-// is the reconciler's clock.
+// begin registers a confirmation of the instant and returns its LIST, if one
+// returned, and whether another confirmation of it is under way.
 func (c *DueReads) begin(key dueInstant, now time.Time) (list *dueList, overlapped bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -145,9 +135,8 @@ func (c *DueReads) keep(key dueInstant, list *dueList) {
 	in.list = list
 }
 
-// end unregisters a confirmation. An instant without a LIST goes with its
-// last confirmation; one with a LIST stays for keepDueList, or until its
-// last listed At is taken.
+// end unregisters a confirmation; an instant with a LIST stays for
+// keepDueList, or until its last listed At is taken.
 func (c *DueReads) end(key dueInstant) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -160,8 +149,7 @@ func (c *DueReads) end(key dueInstant) {
 	}
 }
 
-// readDue lists the metadata of the Ats of the namespace whose
-// status.scheduledTime is the instant, from the API server.
+// readDue lists the metadata of the namespace's Ats due at the instant.
 func readDue(ctx context.Context, reader client.Reader, key dueInstant, now time.Time) *dueList {
 	l := &dueList{started: now}
 	ats, err := listDue(ctx, reader, key.due, client.InNamespace(key.namespace))
@@ -177,18 +165,16 @@ func readDue(ctx context.Context, reader client.Reader, key dueInstant, now time
 	return l
 }
 
-// drained says whether every At the LIST listed was taken. A failed LIST
-// is kept as long as a served one, so that an API server that refuses it
-// is not asked again by each confirmation of the burst.
+// drained says whether every At the LIST listed was taken. A failed LIST is
+// kept too, so an API server that refuses it is not asked again in the burst.
 func (l *dueList) drained() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.err == nil && len(l.ats) == 0
 }
 
-// take says whether the LIST returned cached's At as the very version the
-// cache shows, and forgets it: a start is confirmed once, and a second look
-// at the same At reads it afresh.
+// take says whether the LIST returned cached's At in the very version the
+// cache shows, and forgets it: a second look at it reads afresh.
 func (l *dueList) take(cached *cnatv1beta1.At) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -201,9 +187,8 @@ func (l *dueList) take(cached *cnatv1beta1.At) bool {
 	return ok && at.uid == cached.UID && at.resourceVersion == cached.ResourceVersion
 }
 
-// listDue lists, from the API server, the metadata of the Ats whose
-// status.scheduledTime is due (a selectable field; the status records times
-// to the second), in the namespace opts name or in every one.
+// listDue lists the metadata of the Ats whose status.scheduledTime (a
+// selectable field) is due, in the namespace opts name or in every one.
 func listDue(ctx context.Context, reader client.Reader, due time.Time, opts ...client.ListOption) (*metav1.PartialObjectMetadataList, error) {
 	return listAtMetadata(ctx, reader, append(opts, client.MatchingFields{cnatv1beta1.FieldScheduledTime: due.UTC().Format(time.RFC3339)})...)
 }

@@ -35,15 +35,12 @@ func (s *Store) dueWhileListing(ctx context.Context, reader client.Reader) {
 	}
 }
 
-// newPerPoll bounds the Ats not written yet (status.phase empty) that
-// dueWhileListing asks for each second: the first page of them in key
-// order, which their reconciles take out of the selection by writing their
-// status.
+// newPerPoll bounds the Ats without a status that dueWhileListing asks for each
+// second; their reconciles take them out of the selection.
 const newPerPoll = 500
 
-// addUnknown hands to the queue, after wait (at once if none), the listed
-// Ats the store does not know yet. The queue is set: dueWhileListing starts
-// once the controller attached it.
+// addUnknown hands to the queue, after wait, the listed Ats the store does not
+// know yet (the queue is set: dueWhileListing starts once it is attached).
 func (s *Store) addUnknown(ats *metav1.PartialObjectMetadataList, err error, wait time.Duration) {
 	if err != nil {
 		s.log.V(1).Info("Could not list the Ats due while listing every At", "error", err.Error())

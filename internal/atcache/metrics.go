@@ -58,11 +58,8 @@ func (s *Store) summaries(f func(atSummary)) {
 	}
 }
 
-// phaseCollector reports the number of Ats in each phase, and the number of
-// pending Ats by when they are due. It counts from the store of Ats when
-// scraped, so it is never out of step with it and costs the API server
-// nothing: one pass over the entries' summaries, no copy, no parsing (the
-// due time is the status.scheduledTime the controller wrote).
+// phaseCollector counts from the store when scraped: never out of step with
+// it, nothing asked of the API server, one pass, no copy.
 type phaseCollector struct {
 	ats *Store
 	now func() time.Time
@@ -77,9 +74,8 @@ const pendingAtsHelp = "Pending Ats by when they are due: overdue (due, no Pod y
 	"within_1m, within_10m, within_1h, within_1d, later; suspended, invalid (reason InvalidSpec), " +
 	"or unknown (no scheduledTime yet: not yet reconciled)."
 
-// dueBuckets are the values of cnat_pending_ats's due label after overdue,
-// each counting the pending Ats due in (previous bound, bound]; later counts
-// the rest.
+// dueBuckets are cnat_pending_ats's due labels after overdue, each counting
+// the Ats due in (previous bound, bound]; later counts the rest.
 var dueBuckets = []struct {
 	label string
 	bound time.Duration
@@ -90,10 +86,8 @@ var dueBuckets = []struct {
 	{"within_1d", 24 * time.Hour},
 }
 
-// dueLabel is the due label of a pending At at now. A suspended At, or one
-// whose spec the controller cannot act on, is not going to run when due:
-// each has a label of its own, so that overdue means "cnat should have
-// started it".
+// dueLabel is the due label of a pending At at now. Suspended and invalid
+// Ats have labels of their own: overdue means "cnat should have started it".
 func dueLabel(at atSummary, now time.Time) string {
 	switch {
 	case at.invalid:

@@ -18,9 +18,8 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// ListWatch lists and watches every At with a REST client of the manager's
-// (client-go's ListWatch); the reflector streams the initial list
-// (sendInitialEvents) where the API server supports it.
+// ListWatch lists and watches every At with a REST client of the manager's;
+// the reflector streams the initial list where the API server supports it.
 func ListWatch(mgr manager.Manager) (*cache.ListWatch, error) {
 	gvk := cnatv1beta1.GroupVersion.WithKind("At")
 	rc, err := apiutil.RESTClientForGVK(gvk, false, false, mgr.GetConfig(), serializer.NewCodecFactory(mgr.GetScheme()), mgr.GetHTTPClient())
@@ -30,8 +29,7 @@ func ListWatch(mgr manager.Manager) (*cache.ListWatch, error) {
 	return cache.NewListWatchFromClient(rc, "ats", "", fields.Everything()), nil
 }
 
-// Runnable runs the store's reflector over lw with the manager, on every
-// replica, leader or not, so that a replica that becomes leader has it.
+// Runnable runs the store's reflector over lw on every replica, leader or not.
 func (s *Store) Runnable(lw cache.ListerWatcher) manager.Runnable {
 	return storeRunnable{store: s, lw: lw}
 }
@@ -47,12 +45,10 @@ func (r storeRunnable) Start(ctx context.Context) error {
 	return nil
 }
 
-// NeedLeaderElection is false: a replica waiting to lead keeps its store
-// current, and takes over without listing every At.
+// NeedLeaderElection is false: a standby takes over without listing every At.
 func (r storeRunnable) NeedLeaderElection() bool { return false }
 
-// Source is the controller's source of At events: the store's changes and
-// wake-ups, from the controller's start.
+// Source is the controller's source of At events: the store's changes and wake-ups.
 func (s *Store) Source() source.TypedSyncingSource[reconcile.Request] { return atSource{store: s} }
 
 // atSource is the store as a controller-runtime source.
@@ -63,25 +59,18 @@ func (s atSource) Start(ctx context.Context, queue workqueue.TypedRateLimitingIn
 	return nil
 }
 
-// WaitForSync returns at once: the controller need not wait for every At
-// to be listed (Transformer), and an At due right after a restart beside
-// many others starts on time.
+// WaitForSync returns at once: an At due right after a restart starts on
+// time, before every At is listed (Transformer).
 func (s atSource) WaitForSync(context.Context) error { return nil }
 
 func (s atSource) String() string { return "ats" }
 
-// reflected is the store as the reflector fills it (client-go's
-// TransformingStore).
+// reflected is the store as the reflector fills it (a TransformingStore).
 type reflected struct{ *Store }
 
-// Transformer makes the reflector's streaming list hold entries rather
-// than whole Ats (client-go's TransformingStore), so that the initial list
-// of many Ats never holds them all decoded. Each entry is also taken into
-// the store as it streams in, not only with the whole list at its end: an
-// At due right after a restart starts while the rest are still listed.
-// A reconcile does not need the others (it reads one At and its Pods), and
-// one of an At not streamed yet finds it gone, as with any lagging cache,
-// and confirms that with a read from the API server.
+// Transformer makes the reflector's streaming list hold entries, not decoded
+// Ats, and takes each into the store as it streams in, so an At due right
+// after a restart starts while the rest are still listed.
 func (s reflected) Transformer() cache.TransformFunc {
 	return func(obj any) (any, error) {
 		e, err := s.entryOf(obj)
@@ -162,8 +151,7 @@ func (s reflected) Replace(list []any, _ string) error {
 		if !changed && prev != e {
 			s.carrySettled(prev, e)
 		}
-		// One taken as it streamed in (prev == e) is not changed: it was
-		// reconciled then if need be.
+		// One taken as it streamed in (prev == e) was reconciled then.
 		s.admitted(e, changed)
 	}
 	for key := range old {

@@ -23,17 +23,15 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// WakeUpPad is added to every timer so that a wake-up lands just after the
-// instant it waits for, not a hair before it.
+// WakeUpPad lands every wake-up just after its instant, not a hair before.
 const WakeUpPad = 10 * time.Millisecond
 
 // DefaultPrefetch is how long before an At needs the controller it is read
 // whole from the API server and kept in memory (the --prefetch flag).
 const DefaultPrefetch = 5 * time.Minute
 
-// Store is the controller's cache of Ats: a compact entry for each At that
-// is quiet beyond the prefetch, the decoded At for the others, one heap of
-// wake-ups (docs/architecture.md, "The At cache", says why and how).
+// Store is the controller's cache of Ats: a compact entry for each At quiet
+// beyond the prefetch, the decoded At for the others, one heap of wake-ups.
 type Store struct {
 	clock    clock.WithTicker
 	prefetch time.Duration
@@ -42,8 +40,7 @@ type Store struct {
 	mu      sync.Mutex
 	entries map[types.NamespacedName]*atEntry
 	wakes   wakeHeap
-	// queue is the controller's, once it started (the store runs on every
-	// replica, the controller on the leader only).
+	// queue is the controller's, once it started (on the leader only).
 	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
 	// reader reads from the API server (dueWhileListing).
 	reader client.Reader
@@ -56,9 +53,9 @@ type Store struct {
 	namespaces map[string]string
 }
 
-// New is a store on clk that keeps Ats whole from prefetch before they need
-// the controller (zero: DefaultPrefetch), and asks reader, the API server,
-// for the Ats due while it lists every At (nil: it does not ask).
+// New is a store that keeps Ats whole from prefetch (zero: DefaultPrefetch)
+// before they need the controller, and asks reader for the Ats due while it
+// lists every At (nil: it does not ask).
 func New(clk clock.WithTicker, prefetch time.Duration, reader client.Reader, log logr.Logger) *Store {
 	if prefetch <= 0 {
 		prefetch = DefaultPrefetch
@@ -83,21 +80,17 @@ type atEntry struct {
 	generation      int64
 	// at is the whole At (trimmed as Trim does), nil while compact.
 	at *cnatv1beta1.At
-	// quiet is when a compact At needs the controller again (Unix
-	// nanoseconds; math.MaxInt64: not by itself).
+	// quiet is when a compact At needs the controller again (Unix ns; MaxInt64: never by itself).
 	quiet   int64
 	summary atSummary
-	// wake is when the heap wakes the At (Unix nanoseconds; 0: not in it),
-	// index its place in the heap.
+	// wake is when the heap wakes the At (Unix ns; 0: not in it), index its place.
 	wake  int64
 	index int
-	// settled is set when a reconcile of this incarnation and generation
-	// found the At finished with nothing left to do before quiet (Settle).
+	// settled: Settle was told of this incarnation and generation.
 	settled bool
 }
 
-// GetObjectMeta lets client-go's key functions name an entry: the
-// reflector's streaming list holds entries, not Ats (Transformer).
+// GetObjectMeta lets client-go's key functions name an entry (Transformer).
 func (e *atEntry) GetObjectMeta() metav1.Object {
 	return &metav1.ObjectMeta{Namespace: e.namespace, Name: e.name}
 }
@@ -106,14 +99,9 @@ func (e *atEntry) key() types.NamespacedName {
 	return types.NamespacedName{Namespace: e.namespace, Name: e.name}
 }
 
-// quietUntil says until when an At needs nothing from the controller, if
-// that follows from its status: written for this generation, it says the At
-// waits for its time, is suspended, or cannot run. Anything else — new,
-// changed, starting, running, refused, being deleted, finished — is not
-// quiet by its status alone. A finished At is not: its Pods' events (the
-// release of their tracking finalizer) each bring a reconcile, which would
-// read a compact At from the API server; make bench saw that as a GET an At
-// at the end of every burst. It is quiet once a reconcile settles it.
+// quietUntil says until when an At needs nothing from the controller, if its
+// status, written for this generation, says so: it waits for its time, is
+// suspended, or cannot run. A finished At is quiet only once settled (Settle).
 func quietUntil(at *cnatv1beta1.At) (time.Time, bool) {
 	forever := time.Unix(0, math.MaxInt64)
 	st := &at.Status
@@ -132,8 +120,7 @@ func quietUntil(at *cnatv1beta1.At) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// fill sets e from at, compact if at is quiet beyond prefetch from now.
-// It keeps at itself when whole, as an informer keeps what it decoded.
+// fill sets e from at (kept itself when whole), compact if quiet beyond prefetch.
 func (s *Store) fill(e *atEntry, at *cnatv1beta1.At, now time.Time) {
 	e.name, e.namespace = at.Name, s.intern(at.Namespace)
 	e.uid, e.resourceVersion, e.generation = at.UID, at.ResourceVersion, at.Generation
@@ -155,8 +142,7 @@ func (s *Store) intern(ns string) string {
 	return ns
 }
 
-// entryOf turns what the reflector hands over into an entry: an At, or an
-// entry its streaming list already made (Transformer).
+// entryOf turns what the reflector hands over, an At or an entry, into an entry.
 func (s *Store) entryOf(obj any) (*atEntry, error) {
 	switch o := obj.(type) {
 	case *atEntry:
@@ -180,9 +166,7 @@ func (s *Store) take(e *atEntry) {
 	if old == e {
 		return
 	}
-	// A change of spec, a new incarnation or a new At is reconciled; a
-	// change of status or metadata only is not (the status is the
-	// controller's own write).
+	// Only a new At, incarnation or spec is reconciled, not a status write.
 	changed := old == nil || old.uid != e.uid || old.generation != e.generation
 	if old != nil {
 		if old.index >= 0 {
@@ -228,9 +212,8 @@ func (s *Store) Get(key types.NamespacedName) (at *cnatv1beta1.At, found bool) {
 	return e.at.DeepCopy(), true
 }
 
-// Offer gives the store an At read from the API server for a compact entry.
-// It is kept whole only if the store holds that very version (the watch is
-// neither behind nor ahead of the read) and the At is no longer quiet.
+// Offer gives the store an At read from the API server for a compact entry,
+// kept whole only if the store holds that very version and it is no longer quiet.
 func (s *Store) Offer(at *cnatv1beta1.At) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -245,16 +228,10 @@ func (s *Store) Offer(at *cnatv1beta1.At) {
 	e.at, e.quiet, e.settled = Trim(at.DeepCopy()), 0, false
 }
 
-// Settle is told by a reconcile that the At, as it read it, has finished
-// and needs nothing more from the controller before until (zero: never;
-// its TTL otherwise): its status is written, its Pods released. Such an At
-// is kept compact from then on, this version and the next ones of the same
-// incarnation and generation that still say it finished (its status
-// written again, its metadata edited), until prefetch before until. Only a
-// reconcile can tell: the store does not see whether the At's Pods still
-// carry the tracking finalizer, and each of their events brings a reconcile
-// that would read a compact At from the API server. Thousands of settled
-// Ats then cost what thousands of pending ones do.
+// Settle is told by a reconcile that the At, as it read it, has finished and
+// needs nothing more before until (zero: never; its TTL otherwise). It is kept
+// compact, in the versions of that incarnation and generation that still say
+// it finished, until prefetch before until; only a reconcile can tell.
 func (s *Store) Settle(at *cnatv1beta1.At, until time.Time) {
 	quiet := int64(math.MaxInt64)
 	if !until.IsZero() {
@@ -275,8 +252,7 @@ func (s *Store) Settle(at *cnatv1beta1.At, until time.Time) {
 	}
 }
 
-// carrySettled passes on to e, a new version of the At of old (the same
-// incarnation and generation), that Settle was told of old, and compacts
+// carrySettled passes old's settling on to e, its next version, and compacts
 // e if it may. Called with mu held.
 func (s *Store) carrySettled(old, e *atEntry) {
 	if old.settled && e.at != nil {
@@ -285,10 +261,8 @@ func (s *Store) carrySettled(old, e *atEntry) {
 	}
 }
 
-// compactSettled drops the At of a whole entry Settle was told of if the
-// At says it finished and is not being deleted (the status write that
-// finished it may come after the reconcile that settled it), and says
-// whether it did. Called with mu held.
+// compactSettled drops the At of a settled entry if it says it finished and
+// is not being deleted, and says whether it did. Called with mu held.
 func (s *Store) compactSettled(e *atEntry) bool {
 	if !e.settled || e.at == nil || !e.at.Status.Phase.Finished() || e.at.DeletionTimestamp != nil {
 		return false
@@ -320,6 +294,5 @@ func (s *Store) Listed() bool {
 	}
 }
 
-// Prefetch is how long before an At needs the controller the store holds
-// it whole.
+// Prefetch is how long before an At needs the controller it is held whole.
 func (s *Store) Prefetch() time.Duration { return s.prefetch }

@@ -12,10 +12,8 @@ import (
 )
 
 // Trim drops from an At the store keeps whole what the controller never
-// reads: of the managed fields, all but who owns the status (the status
-// writer compares its apply with what it owns, and with what others own
-// that its apply could not remove), and kubectl's
-// last-applied-configuration annotation.
+// reads: kubectl's last-applied annotation and, of the managed fields, all
+// but who owns the status (which the status write compares its apply with).
 func Trim(at *cnatv1beta1.At) *cnatv1beta1.At {
 	var kept []metav1.ManagedFieldsEntry
 	for _, entry := range at.ManagedFields {

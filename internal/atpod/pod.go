@@ -20,33 +20,25 @@ import (
 // has no template.
 const CommandContainerName = "command"
 
-// nobody is the user the default image's container runs as: the restricted
-// Pod Security Standard requires a non-root user, and busybox-style images
-// run as root unless told otherwise.
+// nobody is the default image's user: restricted Pod Security requires non-root.
 const nobody int64 = 65534
 
 // PodOptions are the controller's settings for the Pods it renders.
 type PodOptions struct {
-	// DefaultImage runs spec.command when the At has no template, or when the
-	// template's first container has no image. It must provide /bin/sh.
+	// DefaultImage runs spec.command (or a container without an image); it
+	// must provide /bin/sh.
 	DefaultImage string
 	// ImagePullPolicy, when set, is used for containers that do not set one.
 	ImagePullPolicy corev1.PullPolicy
 }
 
-// uidPrefixLength is how much of the At's UID goes into its Pods' names: 8
-// hex digits tell incarnations of one name apart while keeping names short
-// (the whole UID is in the LabelAtUID label, and the controller owner
-// reference is what the controller trusts).
+// uidPrefixLength is how much of the At's UID its Pods' names carry: enough
+// to tell incarnations apart (the whole UID is a label).
 const uidPrefixLength = 8
 
-// PodName is the name of the Pod of attempt (1-based) of at:
-// <at>-<first 8 characters of the At's UID>-<attempt>. It is the same on
-// every call, so a controller that crashed after creating an attempt's Pod,
-// or a second replica, finds that Pod instead of creating another; and it
-// differs between incarnations of an At (deleted and created again under the
-// same name), so a new At never meets the Pods of an old one. With a name of
-// at most 63 characters it stays far below the 253 a Pod name may have.
+// PodName is the name of the Pod of attempt (1-based) of at,
+// <at>-<uid8>-<attempt>: fixed per attempt (the basis of at-most-once) and
+// different for every incarnation of the At's name.
 func PodName(at *cnatv1beta1.At, attempt int32) string {
 	uid := string(at.UID)
 	if len(uid) > uidPrefixLength {
@@ -55,17 +47,9 @@ func PodName(at *cnatv1beta1.At, attempt int32) string {
 	return at.Name + "-" + uid + "-" + strconv.Itoa(int(attempt))
 }
 
-// NewPod returns the Pod that runs attempt (1-based) of at, as the
-// controller creates it and the webhook's dry run sends it: the template (if
-// any) with restartPolicy Never, the command in its first container, the
-// restricted Pod Security defaults for whatever security settings the
-// template leaves unset, a controller owner reference to the At so that the
-// Pod goes when the At goes, the labels that name the At, its UID and the
-// attempt, and the tracking finalizer. The Pod shares no memory with at,
-// which comes from the informer cache, shared by everyone.
-//
-// Pods are created, never applied: an apply would patch whatever Pod has
-// the name, where a create fails on it (see the controller's createPod).
+// NewPod returns the Pod that runs attempt (1-based) of at, as the controller
+// creates it and the webhook's dry run sends it (docs/architecture.md, "The
+// Pod of an At"); it shares no memory with the cached at.
 func NewPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOptions) *corev1.Pod {
 	pod := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
@@ -110,8 +94,7 @@ func NewPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOpti
 	if first.Image == "" {
 		first.Image = opts.DefaultImage
 	}
-	// The default image, whether filled in here or by the defaulting
-	// webhook, runs as root unless told otherwise.
+	// The default image runs as root unless told otherwise.
 	usesDefaultImage := first.Image == opts.DefaultImage
 	if at.Spec.Command != "" {
 		first.Command = []string{"/bin/sh", "-c", at.Spec.Command}
@@ -134,10 +117,8 @@ func NewPod(at *cnatv1beta1.At, attempt int32, scheduled time.Time, opts PodOpti
 	return pod
 }
 
-// copyNotCnats copies into dst the keys of src that are not under
-// cnatv1beta1.KeyPrefix. Admission refuses a template with such a key; an
-// At stored before that rule must still not claim its Pod for another At,
-// release it, or carry a key cnat did not set.
+// copyNotCnats copies into dst the keys of src not under KeyPrefix: an At
+// stored before admission refused them must not claim or release a Pod.
 func copyNotCnats(dst, src map[string]string) {
 	for k, v := range src {
 		if !strings.HasPrefix(k, cnatv1beta1.KeyPrefix) {
@@ -146,10 +127,9 @@ func copyNotCnats(dst, src map[string]string) {
 	}
 }
 
-// SpecHash is a digest of what an At's Pod runs: spec.command,
-// spec.template and spec.activeDeadlineSeconds. A Pod carries the digest of
-// the spec it was made from, so that the At can tell when the spec it shows
-// is not the one its Pod runs.
+// SpecHash is a digest of what an At's Pod runs (command, template, active
+// deadline), which the Pod carries so the At can tell when its spec is not
+// the one its Pod runs.
 func SpecHash(at *cnatv1beta1.At) string {
 	raw, err := json.Marshal(struct {
 		Command               string                  `json:"command"`
@@ -165,9 +145,8 @@ func SpecHash(at *cnatv1beta1.At) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// fillRestrictedDefaults fills in what the restricted Pod Security Standard
-// asks for wherever the template did not decide: non-root, the runtime's
-// default seccomp profile, no privilege escalation, no capabilities.
+// fillRestrictedDefaults fills in restricted Pod Security's settings wherever
+// the template did not decide.
 func fillRestrictedDefaults(spec *corev1.PodSpec, firstUsesDefaultImage bool) {
 	if spec.SecurityContext == nil {
 		spec.SecurityContext = &corev1.PodSecurityContext{}

@@ -8,14 +8,9 @@ import (
 )
 
 // PodFieldsInvalid reports whether err, from creating a rendered Pod, is the
-// API server's own validation of the Pod's fields: Invalid, about the kind
-// Pod of the core group, every cause naming a field (apierrors.NewInvalid).
-// Those fields are the At's spec rendered, so the same Pod is refused again
-// until the spec changes. An admission plugin's refusal is about the
-// resource "pods" instead (admission.NewForbidden, also for a
-// ValidatingAdmissionPolicy's 422 Invalid), and a webhook's has whatever it
-// says: they can change without the At changing. Admission plugins choose
-// HTTP codes freely, so the code alone says nothing.
+// API server's own validation of its fields (Invalid, of kind Pod, each cause
+// a field), refused again until the spec changes, rather than an admission
+// plugin's refusal, which is about the resource "pods" whatever its code.
 func PodFieldsInvalid(err error) bool {
 	var status apierrors.APIStatus
 	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
@@ -34,8 +29,7 @@ func PodFieldsInvalid(err error) bool {
 	return true
 }
 
-// ServerFailed reports whether err is the API server failing to decide (an
-// error of its own, a webhook it could not call, a timeout, throttling): the
+// ServerFailed reports whether err is the API server failing to decide: the
 // same request may succeed unchanged later.
 func ServerFailed(err error) bool {
 	return apierrors.IsInternalError(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) ||

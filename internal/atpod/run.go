@@ -11,13 +11,9 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// RunOf says whether pod is the run of an attempt of at: what the Pod-claim
-// policy lets only the controller make. Its controller ownerReference is the
-// At (group cnat.programming-kubernetes.info, kind At, the At's UID), its
-// labels name the At, its UID and an attempt, and its name is that attempt's
-// Pod name. It returns the attempt, or why the Pod is not at's run. Every
-// reader of cnat's Pods (the create path, the decision, the release, the
-// webhook) asks this and nothing else.
+// RunOf returns the attempt pod runs for at, or why it is not at's run: its
+// controller reference, claim labels and name, which the Pod-claim policy
+// lets only the controller make. Every reader of cnat's Pods asks this alone.
 func RunOf(pod *corev1.Pod, at *cnatv1beta1.At) (int32, error) {
 	ref := metav1.GetControllerOf(pod)
 	if ref == nil {

@@ -1,7 +1,5 @@
 // Package author reads and writes the author of an At: the user who last
-// set its spec, recorded by the admission webhooks in the annotation
-// cnatv1beta1.AnnotationAuthor and asked about by the controller when it
-// creates the At's Pod.
+// set its spec, in the annotation cnatv1beta1.AnnotationAuthor.
 package author
 
 import (

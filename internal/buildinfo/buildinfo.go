@@ -1,10 +1,6 @@
-// Package buildinfo tells which version of cnat a binary is and which
-// commit it was built from, for cnatctl's and the controller's --version.
-//
-// Both binaries are stamped through the two variables below, which make
-// build and the release build (.goreleaser.yaml) set with -ldflags -X; when
-// they are empty, as in a plain go build or go install, Version and Commit
-// fall back on what the Go toolchain recorded in the binary.
+// Package buildinfo tells which version of cnat a binary is and which commit
+// it was built from: stamped by the release's -ldflags -X, else what the Go
+// toolchain recorded.
 package buildinfo
 
 import (
@@ -31,8 +27,7 @@ func Version() string { return versionOr(StampedVersion) }
 // time, else the one go build recorded, else unknown.
 func Commit() string { return commitOr(StampedCommit) }
 
-// versionOr returns stamped when set, else the module version go install
-// recorded, else v0.0.0-devel.
+// versionOr is Version with stamped for StampedVersion.
 func versionOr(stamped string) string {
 	if stamped != "" {
 		return stamped
@@ -43,8 +38,7 @@ func versionOr(stamped string) string {
 	return "v0.0.0-devel"
 }
 
-// commitOr returns stamped when set, else the commit go build recorded
-// (vcs.revision, with -dirty when the work tree had changes), else unknown.
+// commitOr is Commit with stamped for StampedCommit (-dirty for a changed tree).
 func commitOr(stamped string) string {
 	if stamped != "" {
 		return stamped
@@ -76,9 +70,7 @@ func commitOf(settings []debug.BuildSetting) string {
 	}
 }
 
-// Line is the one line both binaries print for --version: the program, its
-// version (the second field, for scripts), the commit, the Go version and
-// the platform.
+// Line is the one line both binaries print for --version (the version second, for scripts).
 func Line(program string) string {
 	return fmt.Sprintf("%s %s (commit %s, %s %s/%s)\n", program, Version(), Commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

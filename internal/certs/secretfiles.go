@@ -18,11 +18,8 @@ import (
 )
 
 // SecretFiles writes the keys of a Secret into a directory and rewrites them
-// when the Secret changes: what a Secret volume does for a Pod. In the
-// cluster the rotated webhook certificate reaches the controller through
-// such a volume; a controller run on the host (make run, the local e2e)
-// gets it through SecretFiles instead. The webhook server watches the files
-// and picks up every rotation.
+// when it changes, as a Secret volume does for a Pod: the webhook certificate
+// of a controller run on the host.
 type SecretFiles struct {
 	// Reader reads the Secret from the API server.
 	Reader client.Reader
@@ -34,9 +31,8 @@ type SecretFiles struct {
 	Interval time.Duration
 }
 
-// Start copies the Secret until ctx is done. It is a manager.Runnable. Until
-// the files are first written it looks every second, so the webhook server
-// starts as soon as the certificate exists; then every Interval.
+// Start copies the Secret until ctx is done: every second until the files
+// are first written, then every Interval.
 func (s *SecretFiles) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("secret-files").WithValues("secret", s.Secret, "dir", s.Dir)
 	written := false

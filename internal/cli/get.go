@@ -17,9 +17,7 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// tableAccept asks the API server for a Table, whose columns are the CRD's
-// additionalPrinterColumns, as kubectl get does; a server that cannot make
-// one answers with the objects.
+// tableAccept asks for a Table (the CRD's printer columns), as kubectl get does.
 const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
 // atsResource names the v1beta1 Ats, whatever version the API server
@@ -60,8 +58,6 @@ POD.
 			if err != nil {
 				return err
 			}
-			// One type and at most one name: one object, the list (or the
-			// Table of the list) or the At (or its Table).
 			infos, err := resource.NewBuilder(flags).Unstructured().
 				NamespaceParam(ns).DefaultNamespace().AllNamespaces(allNamespaces).
 				ResourceTypeOrNameArgs(true, append([]string{atsResource}, args...)...).

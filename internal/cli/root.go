@@ -22,11 +22,9 @@ import (
 const (
 	// ExitOK: the command did what it was asked; for diff, no drift.
 	ExitOK = 0
-	// ExitDrift: diff found objects that apply would change (only diff
-	// uses it).
+	// ExitDrift: diff found objects that apply would change.
 	ExitDrift = 1
-	// ExitError: anything went wrong: bad usage, bad input (a missing
-	// overlay, invalid YAML), an object the API server rejects, a timeout.
+	// ExitError: anything went wrong (usage, input, a refusal, a timeout).
 	ExitError = 2
 )
 
@@ -39,17 +37,13 @@ const exitCodesHelp = `Exit codes:
 // errDrift is returned by diff when it found drift: exit code 1, no message.
 var errDrift = errors.New("drift")
 
-// stopGrace is how long cnatctl, told to stop by SIGTERM or SIGINT, lets
-// the command end by itself (its requests are cancelled; an apply releases
-// its lock) before it exits anyway: a render or a request that does not
-// heed cancellation must not keep a CI job alive.
+// stopGrace is how long a command told to stop may take to end by itself
+// (an apply releases its lock): nothing deaf to cancellation keeps CI alive.
 const stopGrace = 3 * time.Second
 
-// Main runs cnatctl with args (args[0] is the program name, which decides
-// whether it presents itself as "cnatctl" or, installed as kubectl-cnat,
-// as "kubectl cnat") and returns the exit code. Cobra prints the errors,
-// and the usage after a mistake in flags or arguments. SIGTERM or SIGINT
-// cancels the command's context; Main returns within stopGrace.
+// Main runs cnatctl with args (args[0] decides whether it is "cnatctl" or
+// "kubectl cnat") and returns the exit code; SIGTERM or SIGINT cancels the
+// command's context, and Main returns within stopGrace.
 func Main(args []string, streams genericiooptions.IOStreams) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -83,8 +77,7 @@ func Main(args []string, streams genericiooptions.IOStreams) int {
 	}
 }
 
-// displayName is how the binary presents itself: "kubectl cnat" when it is
-// run as the kubectl plugin kubectl-cnat, "cnatctl" otherwise.
+// displayName is "kubectl cnat" when run as kubectl-cnat, "cnatctl" otherwise.
 func displayName(argv0 string) string {
 	base := strings.TrimSuffix(filepath.Base(argv0), ".exe")
 	if plugin, ok := strings.CutPrefix(base, "kubectl-"); ok && plugin != "" {
@@ -119,10 +112,8 @@ symlink named kubectl-cnat to cnatctl).
 
 ` + exitCodesHelp,
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
-		// Cobra has checked the flags and arguments when this runs, and
-		// follows a mistake in them with the usage; it checks required
-		// flags only after it, so that is done here. An error from now on
-		// is the command's own, and the usage would bury it.
+		// Cobra checks required flags only after this, so it is done here;
+		// an error from now on is the command's own, shown without the usage.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cmd.ValidateRequiredFlags(); err != nil {
 				return err

@@ -22,15 +22,9 @@ type when struct {
 	Instant time.Time
 }
 
-// parseWhen reads the time argument of `cnatctl at`:
-//
-//   - "+90s", "+1h30m": that long after now, written as RFC 3339 in UTC
-//     (whole seconds, rounded up so it is never before now+d);
-//   - an RFC 3339 time with an offset, such as 2026-11-22T09:00:00+01:00 or
-//     ...Z: written as given;
-//   - a wall-clock time without offset, such as 2026-11-22T09:00, together
-//     with timeZone (an IANA name such as Europe/Berlin): written as given,
-//     with spec.timeZone, so the controller applies the zone's DST rules.
+// parseWhen reads the time argument of `cnatctl at`: "+90s" (RFC 3339 in
+// UTC, rounded up to whole seconds), an RFC 3339 time with an offset, or a
+// wall-clock time with timeZone; the last two are written as given.
 func parseWhen(arg, timeZone string, now time.Time) (when, error) {
 	if rel, ok := strings.CutPrefix(arg, "+"); ok {
 		if timeZone != "" {

@@ -53,10 +53,8 @@ type AtReconciler struct {
 	// that call Reconcile directly, Ats are read with Client.
 	ats *atcache.Store
 
-	// podsIndexed is set once the cache indexes Pods by their At label
-	// (SetupWithManager): reads from the cache then find an At's Pods by
-	// the index rather than by matching the label on every Pod of the
-	// namespace, which grows with the number of Ats.
+	// podsIndexed is set once the cache indexes Pods by their At label, so
+	// finding an At's Pods does not scan the namespace.
 	podsIndexed bool
 
 	// dueReads confirms the first starts of Ats due together with one read.
@@ -186,12 +184,9 @@ func (r *AtReconciler) readPods(ctx context.Context, reader client.Reader, key t
 	return pods.Items, nil
 }
 
-// createPod creates the Pod of the decision's attempt. It returns no refusal
-// when the At's own Pod exists (atpod.RunOf): created now, or by an earlier
-// reconcile. Anything else under its name is never adopted or changed, and
-// every refusal is said on the At (lifecycle.Refusal). Creating rather than
-// applying is what guarantees that: an apply would patch whatever Pod has
-// the name.
+// createPod creates (never applies) the Pod of the decision's attempt. It
+// returns no refusal when the At's own Pod exists (atpod.RunOf); anything
+// else under its name is never adopted or changed, and said on the At.
 func (r *AtReconciler) createPod(ctx context.Context, at *cnatv1beta1.At, d lifecycle.Decision) (*lifecycle.Refusal, error) {
 	if refusal := r.authorizeAuthor(ctx, at); refusal != nil {
 		return refusal, nil
@@ -254,11 +249,9 @@ func (r *AtReconciler) notTheRun(ctx context.Context, pod *corev1.Pod, at *cnatv
 	}, nil
 }
 
-// release removes the tracking finalizer from a Pod whose attempt the At's
-// status accounts for, or whose At is gone, and labels it released, which
-// takes it out of the controller's Pod cache (CacheOptions): no decision
-// reads it again. The patch touches only that finalizer and that label, and
-// only on that very Pod (its UID).
+// release removes the tracking finalizer from a Pod and labels it released,
+// out of the Pod cache (CacheOptions); the patch touches only those, on that
+// very Pod (its UID).
 func (r *AtReconciler) release(ctx context.Context, pod *corev1.Pod) error {
 	ctrl.LoggerFrom(ctx).V(1).Info("Releasing Pod", "pod", klog.KObj(pod))
 	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"labels":{%q:"true"},"$deleteFromPrimitiveList/finalizers":[%q]}}`,
@@ -270,11 +263,9 @@ func (r *AtReconciler) release(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-// SetupWithManager registers the reconciler: it watches Ats (through its
-// own store, atcache.Store, which the manager runs) and the Pods that carry an
-// At's name, whoever they belong to now (an orphaned Pod of a deleted At
-// must still be released). Status-only changes of an At do not trigger a
-// reconcile. Up to concurrency Ats are reconciled at once.
+// SetupWithManager registers the reconciler: Ats through the At cache, and
+// the Pods that carry an At's name, orphans too (they must be released); up
+// to concurrency Ats at once.
 func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podsByAt, func(pod client.Object) []string {
 		if name := pod.GetLabels()[cnatv1beta1.LabelAt]; name != "" {
@@ -312,11 +303,8 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 		Complete(r)
 }
 
-// maxRetryDelay bounds the backoff after an error: a Pod refused by a
-// quota, a policy or a webhook that is down is tried again at least this
-// often, so that the At starts within this long of the refusal being lifted
-// (nothing else wakes it: a quota raised or a policy deleted is not an event
-// on the At or its Pods).
+// maxRetryDelay bounds the backoff after an error: a refused Pod is tried
+// again this often, since a refusal lifted is no event on the At or its Pods.
 const maxRetryDelay = 30 * time.Second
 
 // retryLimiter is controller-runtime's default rate limiter (per-item

@@ -72,11 +72,9 @@ func (r *AtReconciler) authorizeAuthor(ctx context.Context, at *cnatv1beta1.At) 
 	}
 }
 
-// accessReviews asks the API server one SubjectAccessReview at a time for
-// identical questions: a check asked while the same one is in flight takes
-// its answer. Ats of one author due together then cost one review per
-// round trip, not one each, and no answer outlives its request: the
-// staleness is the same as between any review and the Pod create after it.
+// accessReviews asks identical SubjectAccessReviews one at a time, a check
+// asked while the same is in flight taking its answer: Ats of one author due
+// together cost one review per round trip, and no answer outlives its request.
 type accessReviews struct{ flight singleflight.Group }
 
 func (a *accessReviews) allowed(ctx context.Context, c client.Client, review *authorizationv1.SubjectAccessReview) (bool, error) {

@@ -13,20 +13,9 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// CacheOptions keeps in the manager's cache only what the controller reads,
-// so that its memory follows the number of Ats, and as little of each as
-// it can.
-//
-// Pods: only those cnat created (they carry the At label) and has not
-// released yet (no released label: a released Pod's outcome is in its At's
-// status, or its At is gone; the API server's watch reports it deleted from
-// the selection when release labels it), and of each only what a reconcile
-// reads (trimPod). A Pod stays in the cluster after its At finished, and
-// thousands of settled Ats would otherwise keep thousands of Pods in the
-// controller's memory. A reconcile that needs a Pod the cache does not show
-// lists the At's Pods from the API server (lifecycle's ConfirmPods), which
-// sees released Pods too. Ats are not in it: the controller keeps them in a
-// store of its own (atcache.Store).
+// CacheOptions keeps in the manager's cache only the Pods cnat made and has
+// not released, trimmed (trimPod), so its memory follows the Ats that run,
+// not the Pods settled Ats leave behind (docs/architecture.md, cache.go).
 func CacheOptions() cache.Options {
 	ownedByCnat, err := labels.NewRequirement(cnatv1beta1.LabelAt, selection.Exists, nil)
 	if err != nil {
@@ -41,24 +30,16 @@ func CacheOptions() cache.Options {
 	}}
 }
 
-// ClientOptions has the manager's client read Ats from the API server, never
-// from an informer: the store of Ats is the controller's cache of them, and
-// an At read through the client must not start a second one that keeps
-// every At whole.
+// ClientOptions has the manager's client read Ats from the API server: an
+// informer would keep every At whole beside the At cache.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&cnatv1beta1.At{}}}}
 }
 
-// trimPod keeps of a Pod what the controller reads (lifecycle's reading of
-// a Pod, the history of it the Pod watch keeps, the release of its
-// finalizer): its metadata without managed fields and with only cnat's
-// annotations; of its spec, the node and the name of the first container,
-// where the command runs; of its conditions, the two readPod reads (a
-// disruption, the scheduler's refusal); and its status without what
-// identifies images, containers and addresses. The rest of the spec — the
-// containers, volumes, the template the user wrote — and the routine
-// conditions of a Pod that ran are most of its size, and a burst of Ats due
-// together has thousands of Pods in the cache until they are released.
+// trimPod keeps of a Pod what the controller reads: metadata without managed
+// fields and foreign annotations, the node and first container's name, the
+// two conditions readPod reads, the status without image, container and
+// address identities. The rest is most of a Pod's size.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {

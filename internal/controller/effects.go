@@ -32,9 +32,8 @@ type effects struct {
 
 var _ lifecycle.Effects = (*effects)(nil)
 
-// CachedAt is the At from the store; one the store holds compact is read
-// from the API server and offered back to it (atcache.Store), and one it does not
-// know while it still lists every At is read from the API server.
+// CachedAt is the At from the store, read from the API server when held
+// compact (and offered back) or not listed yet.
 func (e *effects) CachedAt() (*cnatv1beta1.At, error) {
 	if e.r.ats == nil {
 		return e.read(e.r.readAt(e.ctx, e.r.Client, e.key))

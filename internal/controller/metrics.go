@@ -14,10 +14,8 @@ type Metrics struct {
 	// FiringLateness is how late first attempts start: Pod created minus
 	// scheduled time.
 	FiringLateness prometheus.Histogram
-	// Runs counts Ats that finished, by outcome (Succeeded, Failed, Missed).
-	// Every outcome is exported from the start, at 0, so that the first
-	// Failed or Missed At is an increase an alert sees (a series that
-	// appears at 1 has no increase).
+	// Runs counts Ats that finished, by outcome, each exported from 0 so an
+	// alert sees the first increase.
 	Runs *prometheus.CounterVec
 
 	registry prometheus.Registerer
@@ -26,9 +24,8 @@ type Metrics struct {
 // outcomes are the label values of cnat_runs_total.
 var outcomes = []cnatv1beta1.Phase{cnatv1beta1.PhaseSucceeded, cnatv1beta1.PhaseFailed, cnatv1beta1.PhaseMissed}
 
-// NewMetrics creates cnat's metrics and registers them; SetupWithManager
-// adds the collector of Ats by phase, and of pending Ats by when they are
-// due, read from the controller's store of Ats at scrape time.
+// NewMetrics creates cnat's metrics and registers them; SetupWithManager adds
+// the At cache's collector.
 func NewMetrics(registry prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		FiringLateness: prometheus.NewHistogram(prometheus.HistogramOpts{

@@ -15,31 +15,15 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
-// podHistory remembers what the Pod watch showed that a Pod's latest state
-// no longer shows. A reconcile reads only a Pod's latest state; the watch
-// delivers every change in order.
-//
-//   - Pods deleted (with any grace period) while bound and not finished,
-//     and Pods that finished before any deletion: once a Pod has stopped its
-//     kubelet deletes it at once, and the two read alike. Reconciles get the
-//     facts as lifecycle.SeenDeletedWhileRunning and SeenFinished; the At's
-//     status keeps the first across a restart once it records PodStopping.
-//   - Pods that finished — Succeeded or Failed, neither disrupted nor
-//     deleted while they ran — whose status changed afterwards: a
-//     DisruptionTarget condition added by a preemption or an eviction that
-//     came after the command had ended (the scheduler picks its victims
-//     from its cache), or a second terminal phase written over the first by
-//     a kubelet that acted on a stale view (kwok's does). A Pod's first
-//     terminal phase is how its run ended; reconciles read the status the
-//     watch showed then. A controller that was down meanwhile reads the
-//     latest status: the disruption then counts (README, "How an attempt
-//     ends").
+// podHistory remembers what the Pod watch, which delivers every change in
+// order, showed that a Pod's latest state no longer shows: a deletion before
+// it finished, a finish before any deletion, and the status a Pod finished
+// cleanly with before it changed (docs/architecture.md, pod_watch.go).
 type podHistory struct {
 	mu       sync.Mutex
 	seen     map[types.UID]struct{}
 	finished map[types.UID]*corev1.PodStatus
-	// finishedFirst are the Pods the watch saw finished and not deleted: a
-	// deletion at once that follows hides nothing of their run.
+	// finishedFirst are the Pods the watch saw finished and not deleted.
 	finishedFirst map[types.UID]struct{}
 }
 

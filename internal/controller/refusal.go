@@ -9,12 +9,9 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
-// judgeRefusal reads a Pod create's error by what it means, not by its HTTP
-// code (admission plugins choose codes freely) and returns the reason the
-// At reports. Every refusal is retried with the controller's bounded
-// backoff until the At's starting deadline: a policy, a quota, a webhook,
-// a LimitRange or the server itself change without the At changing, and
-// the spec passed the same Pod validation when the At was admitted.
+// judgeRefusal reads a Pod create's error by what it means, not its HTTP code,
+// and returns the reason the At reports; every refusal is retried until the
+// starting deadline (what refused can change without the At changing).
 func judgeRefusal(err error) string {
 	if atpod.PodFieldsInvalid(err) {
 		return cnatv1beta1.ReasonPodInvalid

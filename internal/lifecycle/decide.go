@@ -1,25 +1,8 @@
-// Package lifecycle is the life of an At as one pure function: Decide takes
-// the At, the Pods that carry its name and the time, and returns the status
-// the At should have and the one thing to do next. It has no client and no
-// clock: the controller reads, calls Decide, carries out the decision and
-// writes the status; tests drive it with any sequence of events they like.
-//
-// The guarantees it keeps, and that the model-based test checks on random
-// histories:
-//
-//   - A Pod belongs to one At incarnation: it is made for the At's UID (in its
-//     name, its labels and its controller owner reference) and no other At,
-//     nor a re-created At of the same name, ever adopts, changes or reports it.
-//   - At most one Pod per attempt, and at most backoffLimit+1 attempts: an
-//     attempt's Pod has a fixed name, a new attempt is only started once the
-//     previous one is known to have failed, and never when the status already
-//     records that attempt number (a recorded Pod that vanished is reported,
-//     not run again).
-//   - Nothing lost from the books: every Pod carries the tracking finalizer
-//     until the At's status records how its attempt ended (or a later attempt
-//     superseded it), so no Pod can vanish uncounted; the finalizer is
-//     released at once from the Pods of an At that is gone.
-//   - A terminal phase (Succeeded, Failed, Missed) never changes.
+// Package lifecycle is the life of an At as pure functions, no client, no
+// clock: Decide takes the At, the Pods that carry its name and the time, and
+// returns the status the At should have and the one thing to do next;
+// Reconcile carries it out over Effects. The guarantees it keeps, which the
+// model test checks, are listed in docs/architecture.md ("The life of an At").
 package lifecycle
 
 import (
@@ -42,18 +25,13 @@ import (
 type Action int
 
 const (
-	// Nothing: write the status if it changed, release what Release lists,
-	// and look again at Until if it is set.
+	// Nothing: write the status, release what Release lists, look again at Until.
 	Nothing Action = iota
-	// CreatePod: create the Pod of Attempt, and nothing else. The Pod is the
-	// record of its attempt (latest attempt = the highest of the status's
-	// and the Pods'); the decision made once it shows writes the status. If
-	// the API server refuses the Pod, the refusal's status (NotCreated) is
-	// written instead. Status below is what the At will report once the
-	// Pod exists.
+	// CreatePod: create the Pod of Attempt, and nothing else: the Pod records
+	// its attempt, and the decision made once it shows writes the status
+	// (Status is what the At will then report; a refusal's is NotCreated).
 	CreatePod
-	// DeleteAt: write the status, release what Release lists, then delete
-	// the At: its TTL after finishing is up.
+	// DeleteAt: write the status, release, then delete the At (its TTL is up).
 	DeleteAt
 )
 
@@ -61,33 +39,24 @@ const (
 type Decision struct {
 	// Action is what to do.
 	Action Action
-	// Status is the status the At should have; nil when there is none to
-	// write (the At is gone or being deleted).
+	// Status is the status the At should have; nil when the At is gone or going.
 	Status *cnatv1beta1.AtStatus
 	// Attempt is, for CreatePod, the attempt whose Pod to create.
 	Attempt int32
-	// ScheduledTime is the instant the At is due (for the Pod's annotation
-	// and the lateness metric).
+	// ScheduledTime is the instant the At is due.
 	ScheduledTime time.Time
-	// Release lists the Pods whose tracking finalizer may be removed, but
-	// only once Status is written: their outcome is in it.
+	// Release lists the Pods whose tracking finalizer may go once Status is written.
 	Release []*corev1.Pod
-	// Until is when to look again, if the At waits for a time (its schedule,
-	// a retry's backoff, its TTL); zero when no timer is needed.
+	// Until is when to look again (schedule, backoff, TTL); zero for no timer.
 	Until time.Time
-	// Confirm is set when the decision rests on something a lagging cache
-	// could show wrongly: it starts a Pod, or it takes a different At (or
-	// none) for a fact. Reconcile reads the At from the API server and
-	// decides again before it acts. The cached Pods are enough for that: a
-	// Pod the cache does not show yet makes the create fail as existing, and
-	// Pods are released by UID.
+	// Confirm asks Reconcile to read the At afresh and decide again before it
+	// acts: the decision starts a Pod or takes another At (or none) for a
+	// fact, which a lagging cache could show wrongly.
 	Confirm bool
-	// ConfirmPods is set when the decision takes a Pod's absence for a fact
-	// (an attempt the status records whose Pod is gone): Reconcile also lists
-	// the Pods from the API server.
+	// ConfirmPods also lists the Pods afresh: the decision takes a Pod's
+	// absence for a fact.
 	ConfirmPods bool
-	// InvalidSpec is set when the spec cannot be acted on. Waiting will not
-	// help; the next try comes with the next edit.
+	// InvalidSpec: the spec cannot be acted on until it is edited.
 	InvalidSpec error
 }
 
@@ -103,10 +72,8 @@ func Decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 
 func decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 	if at == nil {
-		// The At is gone: its Pods' outcomes have nobody left to be recorded
-		// for. Confirmed, since a lagging cache may not show an At yet, and
-		// every Pod of its name read from the API server, released or not:
-		// one the cache does not show would stay Terminating for good.
+		// The At is gone: its Pods are released, every one of its name read
+		// afresh (one the cache does not show would stay Terminating for good).
 		return Decision{Release: trackedPods(pods), Confirm: true, ConfirmPods: true}
 	}
 	if at.DeletionTimestamp != nil {
@@ -116,9 +83,7 @@ func decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 	d := Decision{Status: at.Status.DeepCopy()}
 	d.Status.ObservedGeneration = at.Generation
 	if len(w.others) > 0 {
-		// Pods of another incarnation of this name (or someone else's): their
-		// At is gone, so their finalizer goes too, once a fresh read confirms
-		// that this At is the current one.
+		// Pods of another incarnation (or nobody's) go, once confirmed.
 		d.Release = w.others
 		d.Confirm = true
 	}
@@ -138,14 +103,11 @@ func decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 		return d
 	}
 	d.ScheduledTime = scheduled
-	// Derived from the spec every time, never read back from the status: a
-	// status the controller did not get to write must not be needed.
+	// From the spec every time: a status never written must not be needed.
 	d.Status.ScheduledTime = timestamp(scheduled)
 
 	if unmade := w.dropUnmade(now, scheduled); len(unmade) > 0 {
-		// Not counted, not followed, and said: someone who may create Pods
-		// made a Pod that claims this At (the policy cnat-pod-claims refuses
-		// that where it is installed).
+		// Not counted, not followed, and said.
 		defer func() { d.Status.Message += unmadeNote(unmade) }()
 		for _, p := range unmade {
 			if tracked(p) {
@@ -160,10 +122,8 @@ func decide(at *cnatv1beta1.At, pods []corev1.Pod, now time.Time) Decision {
 	}
 	pod := w.mine[latest]
 	if pod == nil {
-		// The status records an attempt whose Pod is gone although its
-		// outcome was never recorded: the tracking finalizer was taken off by
-		// hand, or the cache lags (hence the confirmation). Whatever ran, it
-		// is not run again.
+		// A recorded attempt whose Pod is gone unrecorded (the finalizer
+		// taken off by hand, or a lagging cache): never run again.
 		d.Confirm, d.ConfirmPods = true, true
 		d.Status.Attempts = latest
 		d.Status.PodName = atpod.PodName(at, latest)
@@ -201,10 +161,9 @@ func newWorld(at *cnatv1beta1.At, pods []corev1.Pod) world {
 	return w
 }
 
-// read reads one of the At's Pods (readPod), with what the At's status
-// recorded of it: a Pod the status reported as stopping (PodStopping) was
-// being deleted or disrupted before it finished, whatever it reads now; one
-// it reported failed (a retry time) had finished before any deletion.
+// read reads one of the At's Pods (readPod) with what the status recorded of
+// it: reported stopping, it was interrupted whatever it reads now; reported
+// failed, it had finished before any deletion.
 func (w world) read(pod *corev1.Pod) podResult {
 	st := w.at.Status
 	recorded := st.PodName == pod.Name
@@ -212,14 +171,9 @@ func (w world) read(pod *corev1.Pod) podResult {
 	return readPod(pod, recorded && st.Reason == cnatv1beta1.ReasonPodStopping, recorded && st.RetryTime != nil)
 }
 
-// dropUnmade takes out of w.mine the Pods that claim an attempt of this At
-// but that the controller cannot have made, and returns them. The controller
-// makes attempt 1 once the At is due on its clock, and attempt n+1 only
-// after the Pod of attempt n failed or was disrupted (or once the status
-// records attempt n+1 or later). So a Pod of attempt 1 before the At's time,
-// or of an attempt whose predecessor runs, succeeded or was never made, is
-// someone else's: counting it would report a run that never happened, or
-// let a running attempt go and start another beside it.
+// dropUnmade takes out of w.mine, and returns, the Pods that claim an attempt
+// the controller cannot have made: attempt 1 before the At's time, or one
+// whose predecessor runs, succeeded or was never made.
 func (w *world) dropUnmade(now, scheduled time.Time) []*corev1.Pod {
 	var unmade []*corev1.Pod
 	attempts := make([]int32, 0, len(w.mine))
@@ -254,8 +208,7 @@ func (w *world) dropUnmade(now, scheduled time.Time) []*corev1.Pod {
 	return unmade
 }
 
-// unmadeNote is what the At says of Pods that claim it but that cnat did
-// not make.
+// unmadeNote is what the At says of Pods that claim it but cnat did not make.
 func unmadeNote(pods []*corev1.Pod) string {
 	names := make([]string, 0, len(pods))
 	for _, p := range pods {
@@ -265,10 +218,8 @@ func unmadeNote(pods []*corev1.Pod) string {
 }
 
 // latestAttempt is the highest attempt this incarnation is known to have
-// started: recorded in its status, or with a Pod of its own. The Pods win
-// when the controller stopped between creating a Pod and recording it; the
-// status wins when a recorded Pod vanished, so that its attempt is never
-// started again.
+// started, by its status or its own Pods, so a Pod not recorded yet counts
+// and a recorded one that vanished is never started again.
 func (w world) latestAttempt() int32 {
 	latest := w.at.Status.Attempts
 	for attempt := range w.mine {
@@ -293,8 +244,7 @@ func (w world) notStarted(d *Decision, now, scheduled time.Time) {
 	case scheduler.Suspended:
 		setPhase(d.Status, w.at, now, cnatv1beta1.PhasePending, cnatv1beta1.ReasonSuspended, "Suspended; scheduled for "+when)
 	case scheduler.Missed:
-		// Final, and it rests on no Pod having been started: a Pod created
-		// just before a crash may not be in the cache yet.
+		// Final, and resting on no Pod: one made before a crash may not show yet.
 		d.Confirm, d.ConfirmPods = true, true
 		w.finish(d, now, cnatv1beta1.PhaseMissed, cnatv1beta1.ReasonMissed, fmt.Sprintf(
 			"Not run: scheduled for %s, its starting deadline of %ds had passed at %s",
@@ -321,8 +271,7 @@ func (w world) start(d *Decision, now time.Time, attempt int32) {
 // follow decides for an At whose latest attempt has a Pod: report it while it
 // waits or runs, record how it ended, retry it after its backoff.
 func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod) {
-	// The retry time recorded belongs to the attempt the status recorded;
-	// a later attempt has none until it fails.
+	// The recorded retry time is the recorded attempt's.
 	recordedRetry := d.Status.RetryTime
 	if d.Status.Attempts != latest {
 		recordedRetry = nil
@@ -338,8 +287,7 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 		}
 		d.Status.StartTime = timestamp(first.CreationTimestamp.Time)
 	}
-	// The attempts before the latest ended in failures the status has
-	// already accounted for (a later attempt was started): their Pods may go.
+	// Earlier attempts' failures are accounted for: their Pods may go.
 	for attempt, p := range w.mine {
 		if attempt < latest && tracked(p) {
 			d.Release = append(d.Release, p)
@@ -397,14 +345,11 @@ func (w world) follow(d *Decision, now time.Time, latest int32, pod *corev1.Pod)
 }
 
 // noteEarlierSpec says on the At when its Pod runs a spec other than the one
-// the At shows: an edit of command or template that raced the firing (the
-// API server admitted it before the Pod existed and stored it after the
-// controller's read). The Pod runs what it was made from; the At says so.
+// it shows: an edit that raced the firing.
 func (w world) noteEarlierSpec(d *Decision, pod *corev1.Pod) {
 	ran := pod.Annotations[cnatv1beta1.AnnotationSpecHash]
 	generation := pod.Annotations[cnatv1beta1.AnnotationSpecGeneration]
-	// The generation moves with every spec change: while it is the Pod's,
-	// nothing changed, and the digest need not be computed on every look.
+	// The same generation means the same spec: no digest to compute.
 	if ran == "" || d.Status == nil || generation == strconv.FormatInt(w.at.Generation, 10) || ran == atpod.SpecHash(w.at) {
 		return
 	}
@@ -412,10 +357,8 @@ func (w world) noteEarlierSpec(d *Decision, pod *corev1.Pod) {
 		pod.Name, generation)
 }
 
-// unstartedBefore counts the attempts before latest that were disrupted
-// before their command started. The status counts them up to the attempt it
-// records; the Pods of the attempts since (kept by their tracking finalizer
-// until a status that records a later attempt is written) add theirs.
+// unstartedBefore counts the attempts before latest disrupted before their
+// command started: the status's count, plus the Pods of the attempts since.
 func (w world) unstartedBefore(latest int32) int32 {
 	n := w.at.Status.UnstartedAttempts
 	for attempt := max(w.at.Status.Attempts, 1); attempt < latest; attempt++ {
@@ -432,12 +375,9 @@ func (r podResult) unstarted() bool {
 	return r.state == podDisrupted && !r.started
 }
 
-// failed decides for an attempt that failed or was disrupted: retry it after
-// its backoff if the backoff limit allows (an attempt disrupted before its
-// command started does not count), hold the retry while the At is
-// suspended, fail the At otherwise. The backoff counts from the moment the
-// controller saw the failure (recorded as status.retryTime), on its own
-// clock: the Pod's times are its node's.
+// failed decides for an attempt that failed or was disrupted: retry after its
+// backoff (counted on the controller's clock from status.retryTime) if the
+// limit allows, hold the retry while suspended, or fail the At.
 func (w world) failed(d *Decision, now time.Time, attempt int32, pod *corev1.Pod, result podResult, recordedRetry *metav1.Time) {
 	failure := describeFailure(pod.Name, result)
 	limit := ptr.Deref(w.at.Spec.BackoffLimit, 0)
@@ -463,8 +403,7 @@ func (w world) failed(d *Decision, now time.Time, attempt int32, pod *corev1.Pod
 		return
 	}
 	d.Status.ExitCode = result.exitCode
-	// The failed Pod keeps its finalizer until the next attempt's Pod
-	// exists: until then it is what tells this attempt failed.
+	// Kept until the next attempt's Pod exists: it tells this one failed.
 	retryAt := now.Add(scheduler.RetryDelay(max(failures, 1)))
 	if recordedRetry != nil {
 		retryAt = recordedRetry.Time
@@ -485,9 +424,8 @@ func (w world) failed(d *Decision, now time.Time, attempt int32, pod *corev1.Pod
 	}
 }
 
-// finish records a terminal phase, then finished decides what follows. The
-// completion time is the controller's clock when it saw the end, the clock
-// the TTL is counted on.
+// finish records a terminal phase, completed on the controller's clock (the
+// TTL's), then finished decides what follows.
 func (w world) finish(d *Decision, now time.Time, phase cnatv1beta1.Phase, reason, message string, result podResult) {
 	if result.exitCode != nil {
 		d.Status.ExitCode = result.exitCode
@@ -498,9 +436,8 @@ func (w world) finish(d *Decision, now time.Time, phase cnatv1beta1.Phase, reaso
 	w.finished(d, now)
 }
 
-// finished decides for a finished At: every Pod it still tracks may go once
-// the status is written, its conditions describe its current generation,
-// and it is deleted once its TTL is up.
+// finished decides for a finished At: its Pods go, its conditions describe
+// its current generation, and it is deleted once its TTL is up.
 func (w world) finished(d *Decision, now time.Time) {
 	d.Action = Nothing
 	d.Attempt = 0

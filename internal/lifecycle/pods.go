@@ -14,30 +14,23 @@ import (
 type podState int
 
 const (
-	// podWaiting: the Pod exists but its command has not started
-	// (unscheduled, pulling its image, a container it cannot create).
+	// podWaiting: the Pod exists but its command has not started.
 	podWaiting podState = iota
 	// podRunning: the command runs.
 	podRunning
-	// podStopping: the Pod is being deleted, or was disrupted, while a
-	// kubelet may still run its command: nothing is decided until its node
-	// says it stopped (or the Pod is gone).
+	// podStopping: deleted or disrupted while a kubelet may still run it:
+	// nothing is decided until its node says it stopped (or it is gone).
 	podStopping
 	// podSucceeded: the command exited 0, and nothing interrupted it.
 	podSucceeded
 	// podFailed: the command, or the Pod, failed on its own.
 	podFailed
-	// podDeleted: the Pod was deleted before it finished, by a user or a
-	// janitor (no disruption condition): the At does not run it again.
+	// podDeleted: deleted before it finished (no disruption): not run again.
 	podDeleted
-	// podDisrupted: the Pod was disrupted (its DisruptionTarget condition)
-	// before it finished: an eviction, a drain, a preemption, a taint, the
-	// loss of its node.
+	// podDisrupted: disrupted (DisruptionTarget) before it finished.
 	podDisrupted
-	// podDeletedUnseen: the Pod finished and was deleted while the
-	// controller was not watching, and its kubelet reported the end after
-	// it learned of the deletion: it may have been interrupted, so it is
-	// neither Succeeded nor run again.
+	// podDeletedUnseen: finished and deleted unwatched, its end reported
+	// after the deletion: maybe interrupted, neither Succeeded nor run again.
 	podDeletedUnseen
 )
 
@@ -45,37 +38,19 @@ const (
 type podResult struct {
 	state    podState
 	exitCode *int32
-	// reason is the Pod's or the container's reason, e.g. Error,
-	// DeadlineExceeded, OOMKilled, or, while waiting, Unschedulable or
-	// ErrImageNeverPull; for a disrupted Pod, the DisruptionTarget
-	// condition's reason (EvictionByEvictionAPI, PreemptionByScheduler...).
+	// reason is the Pod's, the container's or the DisruptionTarget's reason.
 	reason  string
 	message string
-	// started is whether the command may have started. Only a Pod whose
-	// command certainly never started is retried without counting against
-	// backoffLimit.
+	// started is whether the command may have started (if not, a retry does
+	// not count against backoffLimit).
 	started bool
-	// restarts is how often the command's container restarted within the
-	// attempt: more than 0 means its command ran more than once.
+	// restarts counts the command container's restarts: its command reran.
 	restarts int32
 }
 
-// readPod reads where a Pod of cnat's stands. It compares no timestamp of
-// the Pod's node with one of the API server (the clocks may differ by any
-// amount); it reads what the API server and the kubelet decided, and what
-// the controller saw (docs/architecture.md, "How an attempt ends"):
-//
-//   - A Pod deleted while bound and not finished, whatever the grace period,
-//     was interrupted: never Succeeded, and stopping until its node says
-//     it stopped. seenStopping says the At's status recorded that, or the
-//     controller's watch saw it (SeenDeletedWhileRunning).
-//   - A Pod with the DisruptionTarget condition was disrupted.
-//   - A finished Pod deleted at once keeps its own outcome only when the
-//     watch saw it finish before the deletion (SeenFinished), the At's
-//     status recorded its failure (seenFinished), or its kubelet reported
-//     the end before it learned of the deletion (reportedBeforeDeletion);
-//     where the kubelet reported it after, which came first cannot be
-//     known, and the attempt ends at most once: podDeletedUnseen.
+// readPod reads where a Pod of cnat's stands, comparing no timestamp of its
+// node with the API server's, by the rules of the README's "How an attempt
+// ends"; seenStopping and seenFinished are what the At's status recorded.
 func readPod(pod *corev1.Pod, seenStopping, seenFinished bool) podResult {
 	r := podResult{state: podWaiting, restarts: commandRestarts(pod)}
 	if term := commandTermination(pod); term != nil {
@@ -98,16 +73,12 @@ func readPod(pod *corev1.Pod, seenStopping, seenFinished bool) podResult {
 	deletedAtOnce := deleted && ptr.Deref(pod.DeletionGracePeriodSeconds, 0) == 0 && !seen
 	before, known := reportedBeforeDeletion(pod)
 	if disruption != nil && disruption.Reason != podGCReason && terminal && deleted && known && before {
-		// Its kubelet reported the end before the Pod's deletion, which
-		// came with the disruption (an eviction or a preemption of a
-		// finished Pod): the disruption came after the run. PodGC writes
-		// the end itself.
+		// The end reported before the deletion that came with the
+		// disruption: the disruption came after the run.
 		disruption = nil
 	}
 	if disruption != nil && disruption.Reason == podGCReason && deleted && !deletedAtOnce {
-		// PodGC deletes at once; a Pod it found deleted with a grace period
-		// (its node gone since) was deleted by someone else first, and that
-		// deletion is what the At reports.
+		// PodGC deletes at once: a grace period was someone else's deletion.
 		disruption = nil
 	}
 	// Where the kubelet reports no generation, a finished Pod deleted unseen
@@ -143,22 +114,17 @@ func readPod(pod *corev1.Pod, seenStopping, seenFinished bool) podResult {
 	return r
 }
 
-// SeenDeletedWhileRunning is the type of a Pod condition that never reaches
-// the API server: the controller adds it to its in-memory copy of a Pod it
-// watched being deleted with a grace period before the Pod finished (the
-// watch delivers every change in order; a reconcile reads only the latest,
-// which after the kubelet's final deletion no longer shows the grace
-// period). MarkSeenDeletedWhileRunning sets it.
+// SeenDeletedWhileRunning is an in-memory Pod condition, never sent: the
+// controller's watch saw the Pod deleted before it finished, which its latest
+// state may no longer show. MarkSeen sets it.
 const SeenDeletedWhileRunning corev1.PodConditionType = "cnat.programming-kubernetes.info/SeenDeletedWhileRunning"
 
-// SeenFinished is the type of a second in-memory Pod condition: the
-// controller's watch saw the Pod finished before anyone deleted it, so a
-// later deletion at once does not hide how its run ended. MarkSeen sets it.
+// SeenFinished is an in-memory Pod condition: the watch saw the Pod finished
+// before any deletion. MarkSeen sets it.
 const SeenFinished corev1.PodConditionType = "cnat.programming-kubernetes.info/SeenFinished"
 
-// DeletedWhileRunning reports whether the Pod, as it stands, is being
-// deleted, with any grace period, while bound and not finished: its command
-// was running, or about to, when it was deleted.
+// DeletedWhileRunning reports whether the Pod is being deleted, with any grace
+// period, while bound and not finished.
 func DeletedWhileRunning(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp != nil && pod.Spec.NodeName != "" &&
 		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
@@ -182,9 +148,8 @@ func FinishedCleanly(pod *corev1.Pod) bool {
 // condition.
 func Disrupted(pod *corev1.Pod) bool { return disruptionTarget(pod) != nil }
 
-// MarkSeen sets, or clears, the in-memory conditions SeenDeletedWhileRunning
-// and SeenFinished on a copy of a Pod. It always clears what the API
-// server's copy may carry: only the controller's own watch says so.
+// MarkSeen sets, or clears, SeenDeletedWhileRunning and SeenFinished on a copy
+// of a Pod; only the controller's own watch says so.
 func MarkSeen(pod *corev1.Pod, deletedWhileRunning, finished bool) {
 	pod.Status.Conditions = slices.DeleteFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
 		return c.Type == SeenDeletedWhileRunning || c.Type == SeenFinished
@@ -206,8 +171,7 @@ func hasCondition(pod *corev1.Pod, t corev1.PodConditionType) bool {
 	return false
 }
 
-// podGCReason is the DisruptionTarget reason of PodGC, which marks Failed
-// the Pods of a node that is gone: their kubelet never had the last word.
+// podGCReason is the DisruptionTarget reason of PodGC (the Pod's node is gone).
 const podGCReason = "DeletionByPodGC"
 
 // disruptionTarget is the Pod's DisruptionTarget condition, if it is True.
@@ -220,17 +184,9 @@ func disruptionTarget(pod *corev1.Pod) *corev1.PodCondition {
 	return nil
 }
 
-// mayHaveStarted reports whether the Pod's command (or anything of its
-// template: an init container) may have started. It says no only when that
-// is certain: the Pod was never scheduled, or its kubelet reported it
-// finished without ever having acknowledged it (no status.startTime, which
-// the kubelet sets before it pulls an image or starts a container: a Pod it
-// refused at admission) and with no container started. A Pod the kubelet
-// acknowledged may have run, whatever its containers show now: a container
-// the kubelet lost after it ran is reported terminated with exit code 137
-// and no start time (ContainerStatusUnknown), exactly like one that never
-// started. A Pod that PodGC marked Failed (its node is gone) is not certain
-// either: its kubelet never had the last word.
+// mayHaveStarted reports whether anything of the Pod may have started. It says
+// no only when certain: never scheduled, or finished without its kubelet ever
+// acknowledging it (status.startTime) and no container started; never for PodGC's.
 func mayHaveStarted(pod *corev1.Pod, disruption *corev1.PodCondition) bool {
 	if pod.Spec.NodeName == "" {
 		return false
@@ -251,11 +207,9 @@ func mayHaveStarted(pod *corev1.Pod, disruption *corev1.PodCondition) bool {
 	return !byKubelet
 }
 
-// reportedBeforeDeletion says whether the kubelet reported the Pod's end
-// before it learned of the Pod's deletion: the deletion gave the Pod a new
-// generation, and the kubelet's report (status.observedGeneration, from
-// Kubernetes 1.33) carries an older one. known is false where the kubelet
-// reports no generation (older kubelets, simulated nodes).
+// reportedBeforeDeletion says whether the kubelet reported the Pod's end before
+// it learned of the deletion (status.observedGeneration older than the
+// deletion's); known is false where the kubelet reports no generation.
 func reportedBeforeDeletion(pod *corev1.Pod) (before, known bool) {
 	observed := pod.Status.ObservedGeneration
 	if observed == 0 {
@@ -264,9 +218,8 @@ func reportedBeforeDeletion(pod *corev1.Pod) (before, known bool) {
 	return observed < pod.Generation, true
 }
 
-// commandRestarts is how often the command's container (the first)
-// restarted. With restartPolicy Never it restarts only when someone changed
-// the running Pod (its image): the command then ran again from the start.
+// commandRestarts is how often the first container restarted: with
+// restartPolicy Never only after someone changed the running Pod.
 func commandRestarts(pod *corev1.Pod) int32 {
 	for _, cs := range pod.Status.ContainerStatuses {
 		if len(pod.Spec.Containers) > 0 && cs.Name == pod.Spec.Containers[0].Name {
@@ -295,10 +248,8 @@ func commandTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	return nil
 }
 
-// waitingReason says why a Pending Pod's command has not started: the
-// scheduler's reason when it is not scheduled, else the first waiting
-// container's reason other than the routine ContainerCreating and
-// PodInitializing. Empty when nothing is wrong yet.
+// waitingReason says why a Pending Pod's command has not started (the
+// scheduler's or a container's unusual reason), empty when nothing is wrong.
 func waitingReason(pod *corev1.Pod) (reason, message string) {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {

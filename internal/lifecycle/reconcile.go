@@ -9,11 +9,9 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
-// Effects are what one reconcile of an At reads and writes. The controller
-// implements them over its cache and the API server; the model-based test
-// over its model API server, with crashes and refusals. Reconcile, the one
-// order in which they are used, is the same for both: the model test checks
-// the code that runs.
+// Effects are what one reconcile of an At reads and writes: the controller's
+// over its cache and the API server, the model test's over its model API
+// server, so the model test checks the Reconcile that runs.
 type Effects interface {
 	// CachedAt and CachedPods read the At (nil if there is none) and the
 	// Pods labelled with its name as the controller's cache shows them.
@@ -67,13 +65,9 @@ type Result struct {
 	Stalled error
 }
 
-// Reconcile is one reconcile of an At: read it and its Pods from the cache
-// and decide; read afresh what the decision rests on and decide again;
-// then carry the decision out in the order that keeps the books — create
-// the Pod and stop there (the Pod records its attempt until the next
-// decision writes the status), or write the status, then release the Pods
-// it accounts for, then delete the At whose TTL is up. An error stops it
-// where it happened; the next reconcile starts over from what is stored.
+// Reconcile is one reconcile of an At, in the order docs/architecture.md
+// gives ("One reconcile"); an error stops it where it happened, and the next
+// starts over from what is stored.
 func Reconcile(e Effects, now time.Time) (Result, error) {
 	at, err := e.CachedAt()
 	if err != nil {
@@ -114,17 +108,12 @@ func carryOut(e Effects, at *cnatv1beta1.At, d Decision, now time.Time) (Result,
 			return Result{}, err
 		}
 		if refusal == nil {
-			// The Pod exists and is the record of its attempt: the reconcile
-			// its watch event brings writes the status that reports it, so a
-			// burst of Ats due at once costs one request each before the
-			// next can start. Should that event never come, the At is looked
-			// at again all the same.
+			// The Pod records its attempt; its watch event's reconcile writes
+			// the status, or the look after MaxSilence does.
 			return Result{Until: now.Add(MaxSilence)}, nil
 		}
-		// The refusal is the status, at once. The Pods of other
-		// incarnations (or no one's) are released all the same, or a name
-		// taken for good would hold them forever; the At's own wait for a
-		// decision whose status accounts for them.
+		// The refusal is the status, at once; other incarnations' Pods are
+		// released all the same (a name taken for good must not hold them).
 		message := refusal.Message
 		if message == "" {
 			message = refusal.Err.Error()

@@ -11,11 +11,9 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/scheduler"
 )
 
-// ScheduledTime is the instant spec names: its schedule, read in its time
-// zone if it has one; else the field error on spec.schedule or
-// spec.timeZone, in the scheduler's words. The webhook refuses an At with
-// it, Decide reports it (InvalidSpec), cnatctl at refuses a time with it:
-// the scheduler knows values, not the At's fields, which are named here.
+// ScheduledTime is the instant spec names, or the field error on
+// spec.schedule or spec.timeZone in the scheduler's words, which the webhook,
+// Decide (InvalidSpec) and cnatctl at share.
 func ScheduledTime(spec *cnatv1beta1.AtSpec) (time.Time, *field.Error) {
 	t, err := scheduler.ParseSchedule(spec.Schedule, ptr.Deref(spec.TimeZone, ""))
 	if err == nil {

@@ -59,9 +59,7 @@ func Conditions(phase cnatv1beta1.Phase, reason string) map[string]metav1.Condit
 }
 
 // setPhase sets phase, reason and message, and the conditions that go with
-// them (Conditions), each with the At's generation and the reason and
-// message. A condition whose status does not change keeps its transition
-// time.
+// them (Conditions), each with the At's generation.
 func setPhase(st *cnatv1beta1.AtStatus, at *cnatv1beta1.At, now time.Time, phase cnatv1beta1.Phase, reason, message string) {
 	st.Phase, st.Reason, st.Message = phase, reason, message
 	want := Conditions(phase, reason)
@@ -93,22 +91,13 @@ type Event struct {
 	Type, Reason, Note string
 }
 
-// maxEventNoteLength is the longest note, in bytes, the API server accepts
-// on an events.k8s.io/v1 Event; the status message is cut to it (the
-// scheduler cuts its Events' messages the same way).
+// maxEventNoteLength is the longest note, in bytes, of an events.k8s.io/v1 Event.
 const maxEventNoteLength = 1024
 
-// Events are the Events that announce the change from the status before to
-// the status after: a retry, a Pod that does not start, a refusal, the
-// outcome. An At that runs as it should gets one, its outcome. Neither its
-// schedule nor the start of an attempt is announced: the Ready and
-// Reconciling conditions, status.scheduledTime, status.attempts and
-// status.startTime already say them (and kubectl describe shows both), each
-// Event is one more write to the API server per At when many start at once,
-// and an Event per pending At would keep the Event recorder's cache (every
-// Event for 6 to 12 minutes) growing with the number of Ats. Derived from the
-// two statuses alone, so a status written twice (after a failed write, by a
-// restarted controller) is announced once.
+// Events are the Events that announce the change from before to after (which
+// the README's Status lists, and why no more); from the two statuses alone, so
+// a status written twice is announced once. An Event per pending At would also
+// grow the Event recorder's cache (6 to 12 minutes each) with the Ats.
 func Events(before, after *cnatv1beta1.AtStatus) []Event {
 	if after == nil {
 		return nil
@@ -133,8 +122,7 @@ func Events(before, after *cnatv1beta1.AtStatus) []Event {
 			add(corev1.EventTypeWarning, after.Reason)
 		}
 	case newReason && refused(after.Reason):
-		// Also on the first look: a Pod refused at its time is what the
-		// user must hear, not that the At is scheduled.
+		// Also on the first look: a refusal is what the user must hear.
 		add(corev1.EventTypeWarning, after.Reason)
 	case newReason && (after.Reason == cnatv1beta1.ReasonRetrying || after.Reason == cnatv1beta1.ReasonPodPending ||
 		after.Reason == cnatv1beta1.ReasonPodStopping):
@@ -153,10 +141,8 @@ func refused(reason string) bool {
 	return false
 }
 
-// NotCreated is the status of an At whose Pod the API server refused to
-// create, for reason (PodForbidden, PodCreateFailed, PodNameTaken,
-// AuthorForbidden, InvalidSpec): the status the At had, with the refusal as its reason and
-// message. The attempt counts as not started.
+// NotCreated is the status of an At whose Pod was refused, for reason: the
+// status it had, the refusal its reason and message, the attempt not started.
 func NotCreated(at *cnatv1beta1.At, d Decision, now time.Time, reason, message string) *cnatv1beta1.AtStatus {
 	st := at.Status.DeepCopy()
 	st.ObservedGeneration = at.Generation
@@ -172,11 +158,8 @@ func NotCreated(at *cnatv1beta1.At, d Decision, now time.Time, reason, message s
 	return st
 }
 
-// bound cuts the messages of st, its own and its conditions', to what the
-// CRD's schema accepts (cnatv1beta1.MaxMessageLength characters). They
-// carry text from elsewhere — an admission webhook's refusal, a kubelet's
-// or a container's termination message — of any length, and a status the
-// API server refuses would leave the At saying nothing at all.
+// bound cuts the messages of st to the CRD's MaxMessageLength characters:
+// they carry others' text of any length, and a refused status says nothing.
 func bound(st *cnatv1beta1.AtStatus) {
 	if st == nil {
 		return
@@ -190,11 +173,8 @@ func bound(st *cnatv1beta1.AtStatus) {
 // truncatedSuffix ends a message that was cut.
 const truncatedSuffix = " ... (truncated)"
 
-// truncateCharacters returns s if it has at most limit characters (Unicode
-// code points, as the API server counts a string's length against a
-// schema's maxLength), and otherwise its beginning followed by
-// truncatedSuffix, limit characters in all. Bytes that are not UTF-8 become
-// U+FFFD, as they would in JSON: the result is valid UTF-8.
+// truncateCharacters cuts s to limit code points (as a schema's maxLength
+// counts), truncatedSuffix included; the result is valid UTF-8.
 func truncateCharacters(s string, limit int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if utf8.RuneCountInString(s) <= limit {
@@ -210,9 +190,7 @@ func truncateCharacters(s string, limit int) string {
 	return s
 }
 
-// truncateBytes returns s if it has at most limit bytes, and otherwise its
-// beginning followed by truncatedSuffix, limit bytes in all, cut at a
-// character boundary.
+// truncateBytes cuts s to limit bytes at a character boundary, truncatedSuffix included.
 func truncateBytes(s string, limit int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= limit {

@@ -29,10 +29,8 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// SkipAnnotation, set to SkipValue on an object in the overlay or in the
-// cluster, makes cnatctl leave that object alone: it is neither applied,
-// nor diffed, nor pruned, and is reported as skipped (ssa's exclusion
-// selector).
+// SkipAnnotation, set to SkipValue on an object in the overlay or the
+// cluster, makes cnatctl leave it alone (ssa's exclusion selector).
 const (
 	SkipAnnotation = "cnatctl.cnat.programming-kubernetes.info/reconcile"
 	SkipValue      = "disabled"
@@ -40,13 +38,9 @@ const (
 
 var skip = map[string]string{SkipAnnotation: SkipValue}
 
-// takeover is what ssa cleans up on a live object before it applies it:
-// the fields of kubectl's managers (client-side apply writes under
-// "kubectl-client-side-apply", "kubectl" and "before-first-apply", and
-// records the last-applied annotation; `kubectl apply --server-side` applies
-// as "kubectl") move to cnatctl, and the annotation goes. After a switch
-// from kubectl to cnatctl no stale owner keeps a field alive that the
-// overlay no longer sets.
+// takeover is what ssa cleans up before it applies: kubectl's managers'
+// fields move to cnatctl and the last-applied annotation goes, so no stale
+// owner keeps alive a field the overlay no longer sets.
 var takeover = ssa.ApplyCleanupOptions{
 	Annotations: []string{corev1.LastAppliedConfigAnnotation},
 	FieldManagers: []ssa.FieldManager{
@@ -59,15 +53,13 @@ var takeover = ssa.ApplyCleanupOptions{
 
 // Options configure an Applier.
 type Options struct {
-	// DefaultNamespace is given to namespaced objects that have none, as
-	// kubectl does with its context's namespace. Default: "default".
+	// DefaultNamespace is given to namespaced objects that have none. Default: "default".
 	DefaultNamespace string
 	// Set is the ApplySet the objects belong to. Required.
 	Set *ApplySet
 	// Out receives one line per object and progress lines. Default: discard.
 	Out io.Writer
-	// ProgressInterval is how often a wait reports what it still waits for.
-	// Default: 10s.
+	// ProgressInterval is how often a wait reports. Default: 10s.
 	ProgressInterval time.Duration
 	// PollInterval is how often a wait polls the cluster. Default: 2s.
 	PollInterval time.Duration
@@ -117,14 +109,9 @@ func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Appli
 	return &Applier{client: c, discovery: dc, mapper: mapper, rm: rm, opts: opts}, nil
 }
 
-// prepare returns copies of objects ready to be sent, in ssa's order
-// (SortableUnstructureds: CRDs and Namespaces first): namespaced objects
-// without a namespace get the default one, cluster-scoped ones lose any
-// namespace, and every object gets the set's part-of label. Objects of a
-// kind the cluster does not serve yet take their scope from a
-// CustomResourceDefinition in the same set; others are left for the
-// dry-run to report. It also returns what the objects define for the
-// others (definedBy).
+// prepare returns copies of objects ready to be sent, in ssa's order, with
+// their namespace (a kind the cluster does not serve yet scoped by a CRD of
+// the set) and the part-of label, and what they define (definedBy).
 func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured.Unstructured, defined, error) {
 	def := definedBy(objects)
 	out := make([]*unstructured.Unstructured, 0, len(objects))
@@ -154,9 +141,8 @@ func (a *Applier) prepare(objects []*unstructured.Unstructured) ([]*unstructured
 	return out, def, nil
 }
 
-// defined is what a set's objects define for the others: the scope of every
-// kind that a CustomResourceDefinition among them defines, and the names of
-// the Namespaces among them.
+// defined is what a set's objects define for the others: kinds (with their
+// scope) and Namespaces.
 type defined struct {
 	scopes     map[schema.GroupKind]apiextensionsv1.ResourceScope
 	namespaces sets.Set[string]

@@ -18,9 +18,8 @@ import (
 	"github.com/fluxcd/pkg/ssa/utils"
 )
 
-// ActionRecreated is the action of an object that changed an immutable
-// field and was deleted and created again (--force), beside ssa's created,
-// configured, unchanged, deleted and skipped.
+// ActionRecreated is the action of an object deleted and created again for a
+// change of an immutable field (--force), beside ssa's actions.
 const ActionRecreated = "recreated"
 
 // Entry is what happened, or would happen, to one object: cnatctl prints
@@ -31,27 +30,21 @@ func (e Entry) String() string { return e.Ref + " " + e.Action }
 
 // ApplyOptions change what Apply does.
 type ApplyOptions struct {
-	// Force deletes and recreates the objects whose dry-run reported a
-	// change to an immutable field, and no others. Without it such a change
-	// fails the dry-run and nothing is applied.
+	// Force deletes and recreates exactly the objects whose dry-run reported
+	// a change to an immutable field; without it nothing is applied then.
 	Force bool
 	// Prune deletes the members of the set that the objects no longer
 	// include, after everything was applied.
 	Prune bool
-	// Wait waits until every applied object is ready by kstatus (and, with
-	// Prune, until pruned objects are gone), the rest before the webhook
-	// configurations are applied.
+	// Wait waits until every applied object is ready by kstatus (and pruned
+	// ones gone), the rest before the webhook configurations are applied.
 	Wait bool
-	// Timeout bounds each wait, including the wait for CRDs and Namespaces
-	// that Apply always does, and the wait for another apply of the set to
-	// end. Default: 5 minutes.
+	// Timeout bounds each wait, the set's lock's too. Default: 5 minutes.
 	Timeout time.Duration
-	// DeleteData lets Prune and Force delete objects that hold data
-	// (holdsData): CustomResourceDefinitions, with every custom resource of
-	// their kinds, Namespaces and PersistentVolumeClaims.
+	// DeleteData lets Prune and Force delete objects that hold data (holdsData).
 	DeleteData bool
-	// ForceConflicts takes over fields that another field manager owns
-	// with another value. Without it they are named and nothing is applied.
+	// ForceConflicts takes over fields another field manager owns with
+	// another value; without it they are named and nothing is applied.
 	ForceConflicts bool
 	// ChangeSource applies the objects although the set's parent records
 	// another overlay as their source.
@@ -63,20 +56,9 @@ type ApplyOptions struct {
 type Result struct{ Applied, Pruned []Entry }
 
 // Apply applies objects to the cluster as the set, printing one line per
-// object as it goes, in the steps cmd/cnatctl/README.md describes. It
-// refuses a cluster older than MinimumKubernetesVersion before it sends
-// anything else, and an empty set with Prune. It holds the set's lock
-// (lock.go) throughout, and refuses a set applied from another overlay
-// (ChangeSource). It plans every object (plan.go) and applies nothing if a
-// plan failed, or if Prune would delete what holds data (protect.go). It
-// records the union of the set's previous and new kinds and namespaces on
-// the parent, so that an interrupted apply leaks nothing from a later prune. Then it sends the plans in stages (stageOf):
-// CustomResourceDefinitions and Namespaces, waited for until established
-// and active, after which the objects deferred until they exist are
-// planned; everything else; webhook configurations last, so that a webhook
-// whose backend is not up yet does not block the rest (with Wait, after the
-// rest is ready). With Prune, it deletes the members the objects no longer
-// include and records the new set on the parent.
+// object as it goes, in the steps cmd/cnatctl/README.md describes: version
+// check, lock, plans (nothing sent if one fails), the parent's inventory, the
+// stages (stageOf), then the prune.
 func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructured, opts ApplyOptions) (*Result, error) {
 	opts.Timeout = cmp.Or(max(opts.Timeout, 0), 5*time.Minute)
 	info, err := a.discovery.ServerVersion()
@@ -153,8 +135,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 			toWait = append(toWait, set...)
 			continue
 		}
-		// Definitions are always waited for (those that exist are ready at
-		// once), but the wait is reported only when something changed.
+		// Always waited for, reported only when something changed.
 		if err := a.wait(ctx, set, "CustomResourceDefinitions and Namespaces ("+describeSet(len(set))+")", opts.Timeout, !changed); err != nil {
 			return res, err
 		}
@@ -199,9 +180,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	return res, nil
 }
 
-// stageOf is the stage an object is applied in: 0 for
-// CustomResourceDefinitions and Namespaces, 2 for webhook configurations, 1
-// for everything else.
+// stageOf is an object's stage: 0 CRDs and Namespaces, 1 the rest, 2 webhooks.
 func stageOf(o *unstructured.Unstructured) int {
 	gk := o.GroupVersionKind().GroupKind()
 	switch {
@@ -213,9 +192,8 @@ func stageOf(o *unstructured.Unstructured) int {
 	return 1
 }
 
-// applyStage sends the plans of one stage in order, printing and recording
-// an entry per object, and returns the objects to wait for (all but skipped
-// ones) and whether any of them changed. It stops at the first failure.
+// applyStage sends one stage's plans in order, stopping at the first failure,
+// and returns the objects to wait for and whether any changed.
 func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Duration, res *Result) ([]*unstructured.Unstructured, bool, error) {
 	var set []*unstructured.Unstructured
 	changed := false
@@ -239,13 +217,9 @@ func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Du
 	return set, changed, nil
 }
 
-// send makes the cluster's object what its plan says, by ssa's Apply (read
-// again, dry-run, kubectl's fields taken over, sent only if it differs,
-// skipped if annotated), and returns the action taken. An unchanged object
-// is not sent. An object planned to be recreated is deleted (exactly the
-// one that was dry-run: its UID is a precondition) and applied once it is
-// gone. ssa's Apply is never given Force: it would recreate an object on
-// any Invalid error.
+// send makes the cluster's object what its plan says by ssa's Apply (never
+// given Force: it would recreate on any Invalid error); one planned to be
+// recreated is deleted, its UID a precondition, and applied once gone.
 func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) (string, error) {
 	if p.action == string(ssa.UnchangedAction) {
 		return p.action, nil
@@ -284,8 +258,7 @@ func (a *Applier) print(e Entry) Entry {
 	return e
 }
 
-// printf writes output, best-effort: a closed stdout must not turn a
-// successful apply into a failed one.
+// printf writes output, best-effort: a closed stdout fails no apply.
 func (a *Applier) printf(format string, args ...any) {
 	_, _ = fmt.Fprintf(a.opts.Out, format, args...)
 }

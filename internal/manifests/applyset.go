@@ -31,34 +31,26 @@ const (
 	LabelApplySetID = "applyset.kubernetes.io/id"
 	// LabelApplySetPartOf marks every member with the id of its set.
 	LabelApplySetPartOf = "applyset.kubernetes.io/part-of"
-	// AnnotationApplySetTooling names the tool that manages the set, as
-	// <name>/<version>. Tools leave sets of other tools alone.
+	// AnnotationApplySetTooling names the tool that manages the set, as <name>/<version>.
 	AnnotationApplySetTooling = "applyset.kubernetes.io/tooling"
-	// AnnotationApplySetGroupKinds lists the kinds of the members, as
-	// comma-separated, sorted Kind.group (Kind alone for the core group).
+	// AnnotationApplySetGroupKinds lists the members' kinds, sorted Kind.group.
 	AnnotationApplySetGroupKinds = "applyset.kubernetes.io/contains-group-kinds"
-	// AnnotationApplySetAdditionalNamespaces lists the namespaces, other
-	// than the parent's own, that hold namespaced members.
+	// AnnotationApplySetAdditionalNamespaces lists the members' other namespaces.
 	AnnotationApplySetAdditionalNamespaces = "applyset.kubernetes.io/additional-namespaces"
 )
 
 const (
 	// ToolingName is cnatctl's name in the tooling annotation.
 	ToolingName = "cnatctl"
-	// ParentNamePrefix starts the name of every cnatctl ApplySet parent: the
-	// set "local" is tracked by the Secret applyset-cnat-local.
+	// ParentNamePrefix starts the name of every cnatctl ApplySet parent.
 	ParentNamePrefix = "applyset-cnat-"
-	// DefaultInventoryNamespace is where parents live unless told
-	// otherwise. It exists in every cluster and is never a member of a set,
-	// so the parent can be written before the set's own namespaces exist
-	// and cannot be pruned away with them.
+	// DefaultInventoryNamespace is where parents live unless told otherwise:
+	// it exists in every cluster and is no set's member, so it is never pruned.
 	DefaultInventoryNamespace = "default"
 )
 
 // ApplySetID returns the id of the ApplySet whose parent is the object
-// name/namespace of the given kind and API group (empty for the core
-// group), as KEP-3659 defines it: "applyset-" +
-// base64url(sha256(name.namespace.kind.group)) + "-v1", unpadded.
+// name/namespace of the given kind and group, as KEP-3659 defines it.
 func ApplySetID(name, namespace, kind, group string) string {
 	sum := sha256.Sum256([]byte(strings.Join([]string{name, namespace, kind, group}, ".")))
 	return "applyset-" + base64.RawURLEncoding.EncodeToString(sum[:]) + "-v1"
@@ -66,9 +58,8 @@ func ApplySetID(name, namespace, kind, group string) string {
 
 var notInName = regexp.MustCompile(`[^a-z0-9.-]`)
 
-// SetNameFromDir derives a set name from an overlay directory: its base
-// name, lowercased, with every character that is not a letter, digit, '-'
-// or '.' replaced by '-' (kustomize/overlays/local gives "local").
+// SetNameFromDir derives a set name from an overlay directory's base name
+// (kustomize/overlays/local gives "local").
 func SetNameFromDir(dir string) string {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -81,18 +72,15 @@ func SetNameFromDir(dir string) string {
 type ApplySet struct {
 	// ParentName and Namespace name the parent Secret.
 	ParentName, Namespace string
-	// ID is the value of the id label on the parent and of the part-of
-	// label on every member.
+	// ID is the parent's id label and every member's part-of label.
 	ID string
 	// Tooling is the value of the tooling annotation: cnatctl/<version>.
 	Tooling string
-	// Source names the overlay the objects come from (OverlaySource),
-	// recorded on the parent; empty records nothing and checks nothing.
+	// Source names the overlay the objects come from (empty: not checked).
 	Source string
 }
 
-// NewApplySet returns the set called name whose parent Secret lives in
-// namespace, written by cnatctl of the given version.
+// NewApplySet returns the set called name whose parent Secret lives in namespace.
 func NewApplySet(name, namespace, version string) (*ApplySet, error) {
 	if name == "" {
 		return nil, errors.New("the set needs a name (--name)")
@@ -118,23 +106,20 @@ func (s *ApplySet) ParentRef() string {
 	return "Secret/" + s.Namespace + "/" + s.ParentName
 }
 
-// inventory is what a parent records: the kinds of the members, as
-// Kind.group, and the namespaces that hold namespaced members, and the
-// parent's own; and the overlay the set was applied from.
+// inventory is what a parent records: the members' kinds and namespaces,
+// and the overlay the set was applied from.
 type inventory struct {
 	groupKinds, namespaces sets.Set[string]
 	source                 string
 }
 
-// union returns an inventory that records the kinds and namespaces either
-// records, and the source of other.
+// union records the kinds and namespaces of both, and the source of other.
 func (inv *inventory) union(other *inventory) *inventory {
 	return &inventory{inv.groupKinds.Union(other.groupKinds), inv.namespaces.Union(other.namespaces), other.source}
 }
 
-// inventoryOf records the kinds and namespaces of objects, which must have
-// been prepared (namespace set only on namespaced objects), and the set's
-// source.
+// inventoryOf records the kinds and namespaces of prepared objects, and the
+// set's source.
 func (s *ApplySet) inventoryOf(objects []*unstructured.Unstructured) *inventory {
 	inv := &inventory{sets.New[string](), sets.New(s.Namespace), s.Source}
 	for _, o := range objects {
@@ -146,9 +131,8 @@ func (s *ApplySet) inventoryOf(objects []*unstructured.Unstructured) *inventory 
 	return inv
 }
 
-// read returns what the parent records; an empty inventory if there is no
-// parent yet. A parent that another tool manages, or whose id label does
-// not match, is an error: cnatctl never takes over another tool's set.
+// read returns what the parent records (empty without a parent); another
+// tool's parent, or one whose id does not match, is an error.
 func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error) {
 	parent := &corev1.Secret{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.ParentName}, parent)
@@ -185,8 +169,7 @@ func (s *ApplySet) read(ctx context.Context, c client.Reader) (*inventory, error
 	return inv, nil
 }
 
-// write records inv on the parent (creating it if needed) by server-side
-// apply as cnatctl. Writing what is already there changes nothing.
+// write records inv on the parent by server-side apply as cnatctl.
 func (s *ApplySet) write(ctx context.Context, c client.Client, inv *inventory) error {
 	annotations := map[string]string{
 		AnnotationApplySetTooling:              s.Tooling,
@@ -205,8 +188,8 @@ func (s *ApplySet) write(ctx context.Context, c client.Client, inv *inventory) e
 	return nil
 }
 
-// label sets the part-of label on every object. An object whose manifest
-// already says it belongs to another set is an error, as in kubectl.
+// label sets the part-of label on every object; one that names another set
+// is an error, as in kubectl.
 func (s *ApplySet) label(objects []*unstructured.Unstructured) Problems {
 	var problems Problems
 	for _, o := range objects {

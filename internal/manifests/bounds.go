@@ -11,23 +11,19 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-// What one render may read, so that an overlay from a pull request cannot
-// take the machine that renders it down. Each file kustomize reads is
-// checked before kustomize parses it.
+// What one render may read, so an overlay from a pull request cannot take the
+// machine that renders it down.
 const (
 	// MaxFileBytes bounds each file (the At CRD is under 100 KiB).
 	MaxFileBytes = 8 << 20
 	// MaxRenderBytes bounds all files of one render together.
 	MaxRenderBytes = 64 << 20
-	// MaxYAMLNodes bounds the nodes of a file's YAML once its aliases are
-	// expanded: nested anchors ("billion laughs") make a few hundred bytes
-	// expand to billions of nodes.
+	// MaxYAMLNodes bounds a file's YAML nodes with aliases expanded ("billion laughs").
 	MaxYAMLNodes = 1_000_000
 )
 
-// boundedFS is the file system kustomize renders from, which refuses a
-// file beyond the limits above, naming it, and stops reading once ctx is
-// done.
+// boundedFS is the file system kustomize renders from: it refuses a file
+// beyond the limits, naming it, and stops once ctx is done.
 type boundedFS struct {
 	filesys.FileSystem
 	ctx  context.Context
@@ -35,8 +31,7 @@ type boundedFS struct {
 	read int64
 }
 
-// ReadFile returns the contents of path after checking them against the
-// limits.
+// ReadFile returns the contents of path within the limits.
 func (b *boundedFS) ReadFile(path string) ([]byte, error) {
 	if err := b.ctx.Err(); err != nil {
 		return nil, err
@@ -66,10 +61,8 @@ func (b *boundedFS) ReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// yamlNodes counts the nodes of every document in data with aliases
-// expanded, stopping past MaxYAMLNodes, up to the first that is not YAML
-// (kustomize reports that, or reads the file as data). It never expands anything: a node's
-// count is kept and reused for every alias to it.
+// yamlNodes counts the nodes of data's documents with aliases expanded,
+// stopping past MaxYAMLNodes, without expanding anything (a count per anchor).
 func yamlNodes(data []byte) int {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	counted := map[*yaml.Node]int{}

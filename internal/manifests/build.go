@@ -13,14 +13,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-// Build renders the kustomization in dir with kustomize's default options
-// (the same as `kustomize build dir`: no plugins, files only from inside the
-// kustomization root, resources in input order) and returns its objects.
-//
-// It needs no cluster. A dir that does not exist, is not a directory, holds
-// no kustomization, or refers to a file that is not valid YAML gives an
-// error that names the path; so does an object without apiVersion, kind or
-// metadata.name (server-side apply needs all three).
+// Build renders the kustomization in dir as `kustomize build dir` does and
+// returns its objects; errors name the path, and an object without
+// apiVersion, kind or name (server-side apply needs them) is one.
 func Build(ctx context.Context, dir string) ([]*unstructured.Unstructured, error) {
 	m, err := render(ctx, dir)
 	if err != nil {
@@ -29,8 +24,7 @@ func Build(ctx context.Context, dir string) ([]*unstructured.Unstructured, error
 	var objects []*unstructured.Unstructured
 	var problems Problems
 	for _, r := range m.Resources() {
-		// Through JSON, so that numbers are int64 or float64 as in every
-		// other Unstructured (kyaml's own maps hold plain ints).
+		// Through JSON: numbers int64 or float64 as in every Unstructured.
 		data, err := r.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("building %s: reading %s: %w", dir, r.CurId(), err)
@@ -54,9 +48,7 @@ func Build(ctx context.Context, dir string) ([]*unstructured.Unstructured, error
 	return objects, nil
 }
 
-// BuildYAML renders the kustomization in dir like Build and returns the
-// multi-document YAML kustomize writes for it, byte for byte what
-// `kustomize build dir` prints.
+// BuildYAML returns what `kustomize build dir` prints, byte for byte.
 func BuildYAML(ctx context.Context, dir string) ([]byte, error) {
 	m, err := render(ctx, dir)
 	if err != nil {
@@ -69,10 +61,8 @@ func BuildYAML(ctx context.Context, dir string) ([]byte, error) {
 	return out, nil
 }
 
-// render runs krusty on dir after checking that dir is a directory, so that
-// the most common mistake, a wrong path, gets a plain message. Every file is
-// read through boundedFS. It returns as soon as ctx is done (krusty itself
-// cannot be interrupted: it is left to stop at its next read).
+// render runs krusty on dir through boundedFS, after checking dir is a
+// directory (a plain message for a wrong path); it returns once ctx is done.
 func render(ctx context.Context, dir string) (resmap.ResMap, error) {
 	info, err := os.Stat(dir)
 	switch {

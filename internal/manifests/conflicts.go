@@ -20,13 +20,9 @@ import (
 // `conflict with "kustomize-controller" using v1`.
 var conflictManager = regexp.MustCompile(`^conflict with "([^"]*)"`)
 
-// conflicts returns the fields of o that another field manager owns with
-// another value, as `<field> (owned by "<manager>")`: what a server-side
-// apply without force refuses (kubectl apply --server-side says the same).
-// ssa always forces ownership, so cnatctl first dry-runs o without it, and
-// only if live has a manager other than cnatctl and kubectl (whose fields
-// cnatctl takes over, see takeover). Fields that guarded keeps are not
-// conflicts: cnatctl always restores them.
+// conflicts returns the fields of o another field manager owns with another
+// value, by a dry run without forced ownership (ssa always forces), made only
+// when live has a foreign manager; guarded fields are not conflicts.
 func (a *Applier) conflicts(ctx context.Context, o, live *unstructured.Unstructured) []string {
 	if live == nil || !hasForeignManager(live) {
 		return nil
@@ -58,8 +54,7 @@ func hasForeignManager(live *unstructured.Unstructured) bool {
 	return false
 }
 
-// isTakenOver says whether cnatctl takes the fields of manager over without
-// asking: kubectl's (see takeover).
+// isTakenOver says whether manager is kubectl's (takeover).
 func isTakenOver(manager string) bool {
 	return slices.ContainsFunc(takeover.FieldManagers, func(m ssa.FieldManager) bool { return m.Name == manager })
 }

@@ -15,12 +15,9 @@ import (
 
 // DiffOptions change what Diff does.
 type DiffOptions struct {
-	// Verbose adds a unified diff of each changed object's YAML (live
-	// against the dry-run result; the whole object for a new one), with
-	// Secret data masked.
+	// Verbose adds a unified diff of each changed object, Secret data masked.
 	Verbose bool
-	// Prune also reports the members of the set that `apply --prune` would
-	// delete, as "deleted".
+	// Prune also reports what `apply --prune` would delete.
 	Prune bool
 }
 
@@ -38,10 +35,8 @@ type DiffResult struct {
 	Drift   bool
 }
 
-// Diff plans every object as Apply does and prints one line per object,
-// "<ref> <action>", with its note in parentheses and, with Verbose, its
-// diff. Every object is compared even when some fail: the failures come
-// back together as Problems, alongside the result for the others.
+// Diff plans every object as Apply does and prints one line per object;
+// failures come back together as Problems, beside the others' result.
 func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured, opts DiffOptions) (*DiffResult, error) {
 	objs, def, err := a.prepare(objects)
 	if err != nil {
@@ -105,9 +100,8 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 	return res, pruneErr
 }
 
-// unifiedDiff returns the unified diff between the YAML of before (nil: no
-// object) and after, without managed fields, with the data of Secrets
-// masked (ssa's masks for data, every value for stringData).
+// unifiedDiff returns the unified diff of before (nil: none) and after,
+// without managed fields, Secret data masked.
 func unifiedDiff(ref string, before, after *unstructured.Unstructured) (string, error) {
 	if utils.IsSecret(after) {
 		if err := ssa.SanitizeUnstructuredData(before, after); err != nil {

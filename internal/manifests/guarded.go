@@ -15,18 +15,15 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// webhookGuarded are the fields of each webhook of a webhook configuration
-// that decide which requests it sees and what happens when it cannot be
-// called: a change by anyone else weakens cnat's admission.
+// webhookGuarded are the fields of a webhook that decide which requests it
+// sees and what happens when it cannot be called.
 var webhookGuarded = []string{"namespaceSelector", "objectSelector", "rules", "failurePolicy", "matchPolicy", "matchConditions"}
 
-// guardedWebhookPath matches the field paths the API server gives for
-// webhookGuarded in conflicts.
+// guardedWebhookPath matches webhookGuarded's paths in conflicts.
 var guardedWebhookPath = regexp.MustCompile(`^\.webhooks\[name="[^"]*"\]\.(namespaceSelector|objectSelector|rules|failurePolicy|matchPolicy|matchConditions)([.\[]|$)`)
 
-// guardedKind says how o's admission fields are kept: "webhooks" for
-// webhook configurations, "spec" for ValidatingAdmissionPolicies and their
-// bindings (the whole spec), "" for any other object.
+// guardedKind says how o's admission fields are kept: "webhooks", "spec"
+// (admission policies and bindings) or "" (none).
 func guardedKind(o *unstructured.Unstructured) string {
 	gk := o.GroupVersionKind().GroupKind()
 	if gk.Group != "admissionregistration.k8s.io" {
@@ -41,8 +38,7 @@ func guardedKind(o *unstructured.Unstructured) string {
 	return ""
 }
 
-// guardedPath says whether field, a path as the API server names it in a
-// conflict, is one of o's guarded fields.
+// guardedPath says whether field, a conflict's path, is one of o's guarded fields.
 func guardedPath(o *unstructured.Unstructured, field string) bool {
 	switch guardedKind(o) {
 	case "webhooks":
@@ -53,12 +49,9 @@ func guardedPath(o *unstructured.Unstructured, field string) bool {
 	return false
 }
 
-// guarded compares the admission fields of live with what o, created anew,
-// would have (a dry-run create of a copy under another name, so that the API
-// server's defaults count: a namespaceSelector the overlay leaves out is
-// {}), and returns that object and the fields that differ. Server-side
-// apply alone does not see a field the overlay leaves unset and someone else
-// set; cnatctl sets these fields back whoever wrote them (restoreGuarded).
+// guarded compares the admission fields of live with what o, created anew
+// (a dry-run create of a renamed copy, defaults included), would have, and
+// returns that object and the fields that differ.
 func (a *Applier) guarded(ctx context.Context, o, live *unstructured.Unstructured) (*unstructured.Unstructured, []string, error) {
 	if live == nil || guardedKind(o) == "" {
 		return nil, nil, nil
@@ -79,9 +72,7 @@ func (a *Applier) guarded(ctx context.Context, o, live *unstructured.Unstructure
 	return fresh, changed, nil
 }
 
-// guardedFields returns the guarded fields of o by path: .spec, or
-// .webhooks[name="<name>"].<field> for each webhook and field in
-// webhookGuarded (nil where unset).
+// guardedFields returns the guarded fields of o by path (nil where unset).
 func guardedFields(o *unstructured.Unstructured) map[string]any {
 	out := map[string]any{}
 	switch guardedKind(o) {
@@ -99,9 +90,8 @@ func guardedFields(o *unstructured.Unstructured) map[string]any {
 	return out
 }
 
-// restoreGuarded sets the guarded fields of the object in the cluster to
-// those of fresh (see guarded), by an update that carries the
-// resourceVersion it read.
+// restoreGuarded sets the object's guarded fields to fresh's, by an update
+// carrying the resourceVersion it read.
 func (a *Applier) restoreGuarded(ctx context.Context, fresh *unstructured.Unstructured, name string) error {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(fresh.GroupVersionKind())

@@ -15,26 +15,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// lockDuration is how long the lock of a set holds without renewal. Its
-// holder renews it every third of it, so a cnatctl that was killed keeps
-// others out for at most this long.
+// lockDuration is how long a set's lock holds unrenewed (renewed every third):
+// the longest a killed cnatctl keeps others out.
 const lockDuration = 60 * time.Second
 
-// LockRef names the Lease that an apply holds on its set, as cnatctl
-// prints objects: coordination.k8s.io/v1 Lease applyset-cnat-<name>, beside
-// the parent.
+// LockRef names the Lease an apply holds on its set, as cnatctl prints objects.
 func (s *ApplySet) LockRef() string {
 	return "Lease/" + s.Namespace + "/" + s.ParentName
 }
 
-// lock takes the set's lock, a Lease beside the parent, so that two
-// applies of one set run one after the other and neither prunes what the
-// other applied. A Lease held by another cnatctl is waited for, with a
-// line saying who holds it, for at most timeout. Creating and taking it
-// over carry its resourceVersion: of two cnatctls, one wins. The returned
-// context is cancelled if the lock is lost; unlock releases it. Without the
-// inventory namespace (this apply creates it) there is no lock: no other
-// apply can have written there either.
+// lock takes the set's lock, a Lease beside the parent, waiting at most
+// timeout for another holder (named); the context ends if it is lost. Without
+// the inventory namespace there is no lock: no other apply wrote there either.
 func (a *Applier) lock(ctx context.Context, timeout time.Duration) (context.Context, func(), error) {
 	s := a.opts.Set
 	holder := lockHolder()
@@ -87,9 +79,7 @@ func (a *Applier) lock(ctx context.Context, timeout time.Duration) (context.Cont
 	}
 }
 
-// keep renews the lease until unlock, which deletes it if it is still
-// this holder's. The context it returns ends if a renewal finds the lease
-// taken by another.
+// keep renews the lease until unlock, which deletes it if still this holder's.
 func (a *Applier) keep(ctx context.Context, lease *coordinationv1.Lease, holder string) (context.Context, func(), error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop, done := make(chan struct{}), make(chan struct{})
@@ -134,8 +124,7 @@ func take(lease *coordinationv1.Lease, holder string) {
 	}
 }
 
-// heldByAnother says whether lease is held by another holder and has not
-// expired.
+// heldByAnother says whether another holder holds lease unexpired.
 func heldByAnother(lease *coordinationv1.Lease, holder string) bool {
 	other := ptr.Deref(lease.Spec.HolderIdentity, "")
 	if other == "" || other == holder || lease.Spec.RenewTime == nil {
@@ -145,8 +134,7 @@ func heldByAnother(lease *coordinationv1.Lease, holder string) bool {
 	return time.Now().Before(expires)
 }
 
-// lockHolder names this cnatctl process: host, process id and a random
-// suffix (two containers may have the same host name and pid).
+// lockHolder names this process: host, pid and a random suffix.
 func lockHolder() string {
 	host, _ := os.Hostname()
 	b := make([]byte, 3)

@@ -23,42 +23,31 @@ import (
 )
 
 // plan is what applying would do to one object, decided by one server-side
-// dry-run (ssa's Diff) before anything is applied: Diff prints it, and
-// Apply refuses to start while any plan has failed.
+// dry-run (ssa's Diff) before anything is applied.
 type plan struct {
 	obj *unstructured.Unstructured
 	// live is the object in the cluster, nil if there is none.
 	live *unstructured.Unstructured
-	// action is created, configured, unchanged, skipped or recreated;
-	// note explains one that the dry-run alone does not show.
+	// action is the ssa action or recreated; note what the dry-run does not show.
 	action, note string
-	// deferred is set when the object's CustomResourceDefinition or
-	// Namespace is created in the same run: it cannot be dry-run before
-	// they exist.
+	// deferred: its CRD or Namespace is created in this run, so no dry-run yet.
 	deferred bool
-	// immutable is the dry-run's error for a change to an immutable field;
-	// the object can only be applied by deleting and recreating it.
+	// immutable is the dry-run's error for a change to an immutable field.
 	immutable error
-	// before and after are the live object and the dry-run's result of a
-	// configured object (without managed fields, Secret data masked).
+	// before and after are the live object and the dry-run's result.
 	before, after *unstructured.Unstructured
-	// conflicts are the fields another field manager owns with another
-	// value (conflicts.go): applied only with ForceConflicts.
+	// conflicts are the fields another manager owns with another value.
 	conflicts []string
 	// fresh is the object as if created anew, when someone else changed its
-	// admission fields (guarded.go); apply sets them back.
+	// admission fields (guarded.go).
 	fresh *unstructured.Unstructured
-	// applied says, for apply's line, what besides the dry-run's change
-	// applying it does: kubectl's fields taken over, conflicts taken,
-	// admission fields set back.
+	// applied says, for apply's line, what applying does beyond the dry-run.
 	applied []string
 	// err is why the object cannot be applied; nothing else is set then.
 	err error
 }
 
-// planAll plans every object, in order, at most four at once. Objects that
-// need a CRD or a Namespace that def holds and the cluster does not have
-// yet are deferred.
+// planAll plans every object, in order, at most four at once.
 func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructured, def defined) []*plan {
 	plans := make([]*plan, len(objects))
 	sem := make(chan struct{}, 4)
@@ -74,11 +63,9 @@ func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructu
 	return plans
 }
 
-// plan reads o from the cluster and dry-runs it with ssa's Diff, as Apply
-// sends it. crds and namespaces are what the set itself creates: an object
-// that needs one of them is deferred instead of failing. ssa's Diff reads
-// the object too, but returns it only when it changed and without managed
-// fields; the plan needs its owner label and its managers.
+// plan reads o from the cluster (ssa's Diff returns it only when changed, and
+// without managers) and dry-runs it with ssa's Diff; an object that needs one
+// of crds or namespaces, which the set creates, is deferred.
 func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds map[schema.GroupKind]apiextensionsv1.ResourceScope, namespaces sets.Set[string]) *plan {
 	p := &plan{obj: o}
 	live := &unstructured.Unstructured{}
@@ -172,10 +159,7 @@ func (p *plan) fail(err error) *plan {
 	return p
 }
 
-// problems are the plans that keep Apply from starting: those that failed;
-// without Force, changes to immutable fields; without DeleteData, those of
-// objects that hold data (holdsData); without ForceConflicts, fields that
-// another field manager owns.
+// problems are the plans that keep Apply from starting, by opts.
 func (a *Applier) problems(ctx context.Context, plans []*plan, opts ApplyOptions) Problems {
 	var problems Problems
 	for _, p := range plans {
@@ -200,11 +184,9 @@ func dryRunError(err error) error {
 	return fmt.Errorf("rejected by the API server (dry-run): %w", err)
 }
 
-// The messages by which the API server and CEL rules report a change to an
-// immutable field. Unlike ssa's IsImmutableError (which Apply therefore
-// never uses: it does not pass Force to ssa), a plain Invalid error (a wrong
-// value) does not count: --force must never delete an object because its
-// new version is merely invalid.
+// The messages of a change to an immutable field. Unlike ssa's
+// IsImmutableError, a plain Invalid does not count: --force must never
+// delete an object because its new version is merely invalid.
 var immutableMessage = regexp.MustCompile(`is immutable|immutable field`)
 
 func isImmutableError(err error) bool {

@@ -12,19 +12,14 @@ import (
 	"github.com/fluxcd/pkg/ssa/utils"
 )
 
-// holdsData says whether deleting o deletes what no manifest holds: a
-// CustomResourceDefinition every custom resource of its kind (every At, for
-// cnat's), a Namespace every object in it, a PersistentVolumeClaim its
-// volume. cnatctl deletes them, by --prune or by --force recreation, only
-// with --delete-data.
+// holdsData says whether deleting o deletes what no manifest holds (a CRD, a
+// Namespace, a PersistentVolumeClaim): only with --delete-data.
 func holdsData(o *unstructured.Unstructured) bool {
 	gk := o.GroupVersionKind().GroupKind()
 	return utils.IsCRD(o) || utils.IsNamespace(o) || gk == schema.GroupKind{Kind: "PersistentVolumeClaim"}
 }
 
-// dataLoss says what deleting o, which holdsData, takes with it: for a
-// CustomResourceDefinition, how many custom resources of its kind the
-// cluster has.
+// dataLoss says what deleting o takes with it (a CRD: its resources counted).
 func (a *Applier) dataLoss(ctx context.Context, o *unstructured.Unstructured) string {
 	switch {
 	case utils.IsNamespace(o):
@@ -64,9 +59,8 @@ func countOf(n int, kind string) string {
 	return fmt.Sprintf("%d %ss", n, kind)
 }
 
-// refuseDataLoss returns a problem for each object that holdsData among
-// those that would be deleted, naming what it takes with it, unless
-// deleteData.
+// refuseDataLoss returns a problem for each doomed object that holdsData,
+// unless deleteData.
 func (a *Applier) refuseDataLoss(ctx context.Context, doomed []*unstructured.Unstructured, how string, deleteData bool) Problems {
 	if deleteData {
 		return nil

@@ -17,15 +17,9 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 )
 
-// pruneCandidates lists the members of the set, objects labelled
-// part-of=<the set's id>, of every kind inv records, in every namespace inv
-// records (cluster-wide for cluster-scoped kinds), that are not among keep.
-// Objects without the label, or with another set's id, are never listed
-// (the API server selects by the label). A candidate carries its kind,
-// namespace, name and annotations: ssa's DeleteAll reads it again before it
-// deletes it.
-// Kinds the cluster no longer serves are passed over: nothing of them is
-// left to delete.
+// pruneCandidates lists the set's members (selected by the part-of label) of
+// the kinds and namespaces inv records that are not among keep; kinds the
+// cluster no longer serves are passed over.
 func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
 	kept := object.UnstructuredSetToObjMetadataSet(keep)
 	var candidates []*unstructured.Unstructured
@@ -73,10 +67,8 @@ func (a *Applier) pruneCandidates(ctx context.Context, inv *inventory, keep []*u
 	return candidates, nil
 }
 
-// prune deletes the candidates (ssa's DeleteAll, in reverse apply order),
-// deleting an object only if it still carries the set's part-of label at
-// the time of deletion and is not annotated SkipAnnotation=SkipValue. With
-// wait, it waits until they are gone.
+// prune deletes the candidates that still carry the set's label and are not
+// skipped (ssa's DeleteAll, in reverse apply order).
 func (a *Applier) prune(ctx context.Context, candidates []*unstructured.Unstructured, wait bool, timeout time.Duration) ([]Entry, error) {
 	if len(candidates) == 0 {
 		return nil, nil

@@ -8,15 +8,12 @@ import (
 	"path/filepath"
 )
 
-// AnnotationSource, on an ApplySet parent, names the overlay the set was
-// last applied from (OverlaySource). An apply from another overlay is
-// refused unless told otherwise: it would replace, and with --prune delete,
-// what that overlay installed.
+// AnnotationSource, on an ApplySet parent, names the overlay the set was last
+// applied from; an apply from another would replace what that one installed.
 const AnnotationSource = "cnatctl.cnat.programming-kubernetes.info/source"
 
-// OverlaySource names an overlay directory the same on every checkout of its
-// repository: its path relative to the root of the git work tree that holds
-// it, or its absolute path outside one.
+// OverlaySource names an overlay directory the same on every checkout: its
+// path in its git work tree, or its absolute path outside one.
 func OverlaySource(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -37,17 +34,14 @@ func OverlaySource(dir string) string {
 }
 
 // DefaultSetName is the set name of an overlay applied without --name: its
-// directory's name and a hash of its OverlaySource, so that two overlays
-// that merely share a directory name are two sets
-// (kustomize/overlays/production gives "production-" and 8 hex digits).
+// directory's name and a hash of its OverlaySource.
 func DefaultSetName(dir string) string {
 	sum := sha256.Sum256([]byte(OverlaySource(dir)))
 	return SetNameFromDir(dir) + "-" + hex.EncodeToString(sum[:4])
 }
 
 // checkSource refuses to apply the set from another overlay than the one
-// its parent records (recorded; none for a new set or one written by an
-// older cnatctl), unless change says the user means it.
+// recorded, if any, unless change.
 func (s *ApplySet) checkSource(recorded string, change bool) error {
 	if recorded == "" || s.Source == "" || recorded == s.Source || change {
 		return nil

@@ -16,11 +16,8 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 )
 
-// wait waits until every one of objects is Current by kstatus (ssa's
-// WaitForSet), at most timeout. Unless quiet, it prints one line when it
-// starts and one when it is done; every progress interval it prints which
-// objects it still waits for and why. On failure or timeout the error lists
-// every object that is not ready with its status and message.
+// wait waits at most timeout until objects are Current by kstatus, printing
+// progress (unless quiet); its error lists each object not ready and why.
 func (a *Applier) wait(ctx context.Context, objects []*unstructured.Unstructured, what string, timeout time.Duration, quiet bool) error {
 	if len(objects) == 0 {
 		return nil

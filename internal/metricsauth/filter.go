@@ -1,15 +1,7 @@
-// Package metricsauth guards the controller's metrics endpoint: a scraper
-// shows a bearer token, the API server says whose it is (a TokenReview) and
-// whether they may get the path (a SubjectAccessReview for a non-resource
-// URL, as RBAC's `nonResourceURLs: ["/metrics"]` grants it).
-//
-// It does what controller-runtime's filters.WithAuthenticationAndAuthorization
-// does, with the same caching (an authenticated or refused token for a
-// minute, an allowed request for five, a denied one for thirty seconds) and
-// the same answers (401, 403, 500), on client-go alone: that filter is built
-// on k8s.io/apiserver's delegating authenticator and authorizer, which link
-// the API server's machinery — gRPC, OpenTelemetry, CEL — into the binary:
-// 20 MB of the controller's 55, and as much of its memory once mapped.
+// Package metricsauth guards the controller's metrics endpoint with a
+// TokenReview and a SubjectAccessReview, as controller-runtime's
+// filters.WithAuthenticationAndAuthorization does, on client-go alone (why:
+// docs/architecture.md, "The binary").
 package metricsauth
 
 import (

@@ -28,8 +28,7 @@ type TimeZoneError struct {
 func (e *TimeZoneError) Error() string { return invalidValue("time zone", e.Value, e.Detail) }
 
 // invalidValue words an error about what, quoting at most MaxScheduleLength
-// bytes of the value. Callers that know which field of theirs the value
-// came from name it themselves, from Value and Detail.
+// bytes of the value.
 func invalidValue(what, value, detail string) string {
 	if len(value) > MaxScheduleLength {
 		cut := MaxScheduleLength
@@ -48,9 +47,7 @@ const (
 	timeZoneForms  = "must be a time zone name from the IANA tz database, such as Europe/Berlin, America/New_York or UTC"
 )
 
-// invalidSchedule builds every ScheduleError: the problem, when one more
-// specific than "not an accepted form" is known, followed by the forms
-// accepted with or without a time zone.
+// invalidSchedule builds every ScheduleError: the problem, if known, then the accepted forms.
 func invalidSchedule(schedule string, zoned bool, problem string) *ScheduleError {
 	forms := instantForms
 	if zoned {

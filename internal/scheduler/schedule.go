@@ -10,23 +10,16 @@ import (
 )
 
 // MaxScheduleLength is the length in bytes of the longest schedule that
-// ParseSchedule reads. The longest accepted schedule,
-// 2026-11-21T09:00:00.123456789+01:00, has 35 bytes; the bound keeps parsing
-// and error messages small even if a value got past API validation.
+// ParseSchedule reads (the longest accepted one has 35): it keeps parsing and
+// errors small even if a value got past API validation.
 const MaxScheduleLength = 64
 
-// maxTimeZoneLength bounds a time zone name before it is looked up. The longest
-// name in the tz database, America/Argentina/ComodRivadavia, has 32 bytes.
+// maxTimeZoneLength bounds a zone name before lookup (the tz database's longest has 32 bytes).
 const maxTimeZoneLength = 64
 
-// ParseSchedule returns the instant a schedule denotes, by the forms and
-// daylight saving rules of the package documentation: an RFC 3339 time with
-// an offset when timeZone is empty, a wall-clock time read in the IANA zone
-// timeZone otherwise. The result is in UTC for a zero offset, in a fixed
-// zone for any other offset, and in the named zone for a wall-clock time.
-//
-// A bad time zone is a *TimeZoneError, a bad schedule a *ScheduleError; the
-// time zone is checked first.
+// ParseSchedule returns the instant a schedule denotes: an RFC 3339 time with
+// an offset when timeZone is empty, a wall-clock time in that IANA zone
+// otherwise. A bad zone (checked first) is a *TimeZoneError, a bad schedule a *ScheduleError.
 func ParseSchedule(schedule, timeZone string) (time.Time, error) {
 	var loc *time.Location
 	if timeZone != "" {
@@ -42,31 +35,17 @@ func ParseSchedule(schedule, timeZone string) (time.Time, error) {
 	return t, nil
 }
 
-// shape is the grammar both forms of schedule share,
-//
-//	YYYY-MM-DDThh:mm[:ss[.fraction]][Z|+hh:mm|-hh:mm]
-//
-// with ASCII digits, uppercase T and Z and a fraction of one to nine digits:
-// the CRD's patterns, with the fraction bounded by what a time.Time holds.
-// time.Parse alone would also take a one-digit hour, a comma before the
-// fraction and more than nine fraction digits (dropping the extra ones).
+// shape is the grammar both forms share, the CRD's patterns with a fraction of
+// at most nine digits: YYYY-MM-DDThh:mm[:ss[.fraction]][Z|+hh:mm|-hh:mm].
 // The groups are the seconds, the offset, and its hours and minutes.
 var shape = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2}))?$`)
 
-// longYear matches the ISO 8601 ways of writing years outside 0000 through
-// 9999, a signed or a longer-than-four-digit year, so that they get a clear
-// error rather than a syntax one.
+// longYear matches ISO 8601's signed or longer years, for a clear error.
 var longYear = regexp.MustCompile(`^(?:[+-]\d|\d{5,}-)`)
 
-// parse reads s in the form loc calls for: an instant with an offset when
-// loc is nil, a wall-clock time in loc otherwise. When s is not one, ok is
-// false and problem says why, or is empty if nothing more specific than "not
-// an accepted form" can be said.
-//
-// time.Parse checks the calendar (month, day of the month, hour, minute,
-// second) and applies the offset; what is checked here is what it lets
-// through: year 0000, offsets of 24 hours or 60 minutes, and instants whose
-// year in UTC is outside 0001 through 9999.
+// parse reads s in the form loc calls for (an offset when loc is nil, a wall
+// clock in loc otherwise); when it is not, problem says why, or is empty if
+// nothing more specific than "not an accepted form" can be said.
 func parse(s string, loc *time.Location) (t time.Time, problem string, ok bool) {
 	if s == "" {
 		return t, "is empty", false
@@ -89,13 +68,11 @@ func parse(s string, loc *time.Location) (t time.Time, problem string, ok bool) 
 	if offset {
 		layout += "Z07:00"
 	}
-	// The date is parsed on its own first so that a bad day of the month is
-	// reported before a bad time of day, as the fields are written.
+	// The date first, so a bad day is reported before a bad time of day.
 	if _, err := time.Parse(time.DateOnly, s[:len(time.DateOnly)]); err != nil {
 		return t, rangeProblem(s, err), false
 	}
-	// In UTC rather than time.Local: a zero offset gives UTC and any other
-	// offset a fixed zone, whatever the machine's zone is.
+	// In UTC, not time.Local: the machine's zone never shows through.
 	t, err := time.ParseInLocation(layout, s, time.UTC)
 	switch {
 	case err != nil:
@@ -123,9 +100,8 @@ const (
 	offsetRange = "the offset must be between -23:59 and +23:59"
 )
 
-// rangeProblem words the field that time.Parse found out of range in s,
-// which has the shape of a schedule. A time.ParseError names the field only
-// in its message.
+// rangeProblem words the field time.Parse found out of range in s (a
+// time.ParseError names it only in its message).
 func rangeProblem(s string, err error) string {
 	var pe *time.ParseError
 	if !errors.As(err, &pe) {
@@ -149,8 +125,7 @@ func rangeProblem(s string, err error) string {
 	return ""
 }
 
-// syntaxHint names the mistakes in a malformed schedule that are common
-// enough to deserve more than the list of accepted forms.
+// syntaxHint names the common mistakes in a malformed schedule.
 func syntaxHint(s string) string {
 	switch {
 	case len(s) > 10 && s[10] == 't', strings.HasSuffix(s, "z"):
@@ -161,10 +136,8 @@ func syntaxHint(s string) string {
 	return ""
 }
 
-// loadTimeZone looks up an IANA zone. "Local" is rejected because it is the
-// zone of whichever machine runs the controller, which users neither know nor
-// control; names that cannot be tz database names are rejected before they
-// reach the file system.
+// loadTimeZone looks up an IANA zone; "Local" and names that cannot be tz
+// database names are refused before they reach the file system.
 func loadTimeZone(name string) (*time.Location, error) {
 	if strings.EqualFold(name, "Local") {
 		return nil, invalidTimeZone(name, `"Local" is the time zone of the controller's machine, not of the At`)
@@ -179,13 +152,10 @@ func loadTimeZone(name string) (*time.Location, error) {
 	return loc, nil
 }
 
-// timeZoneNamePart is a component of a tz database name: 1 to 14 ASCII
-// letters, digits, '.', '_', '-' or '+', not starting with '-'.
 var timeZoneNamePart = regexp.MustCompile(`^[A-Za-z0-9._+][A-Za-z0-9._+-]{0,13}$`)
 
-// isTimeZoneName reports whether name has the shape of a tz database name:
-// components separated by '/', none of them "." or "..". Kubernetes
-// validates CronJob time zones the same way.
+// isTimeZoneName reports whether name has the shape of a tz database name,
+// as Kubernetes checks a CronJob's time zone.
 func isTimeZoneName(name string) bool {
 	if len(name) > maxTimeZoneLength {
 		return false
@@ -198,23 +168,14 @@ func isTimeZoneName(name string) bool {
 	return true
 }
 
-// resolveWallClock returns the instant at which clocks in loc show the date
-// and time of day that wall has in UTC, following the gap and overlap rules
-// of ParseSchedule.
-//
-// An instant showing wall is wall minus the offset in force at that instant.
-// Every offset in the tz database is smaller than a day and offset changes
-// are days apart, so the offsets in force one day before and one day after
-// wall (read as UTC) are the only ones that can produce it: in a gap neither
-// does, in an overlap both do. The JavaScript Temporal proposal resolves wall
-// times the same way. time.Date and time.ParseInLocation are not used because
-// their result in gaps and overlaps is unspecified.
+// resolveWallClock returns the instant at which clocks in loc show what wall
+// shows in UTC, by the gap and overlap rules of docs/architecture.md: only the
+// offsets in force a day before and a day after can produce it.
 func resolveWallClock(wall time.Time, loc *time.Location) time.Time {
 	before := offsetAt(wall.Add(-24*time.Hour), loc)
 	after := offsetAt(wall.Add(24*time.Hour), loc)
 
-	// When the offset decreases (an overlap), the instant read with the
-	// offset before the change is the earlier one, so it is tried first.
+	// In an overlap the offset before the change gives the earlier instant.
 	for _, offset := range []int{before, after} {
 		t := wall.Add(-time.Duration(offset) * time.Second)
 		if offsetAt(t, loc) == offset {

@@ -8,22 +8,15 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// The rules are spelled out in full (with the scope the API server would
-// otherwise default) so that what is applied equals what is stored: an
-// atomic list that differs only by a default makes `kubectl apply
-// --server-side` after `kubectl apply` conflict. The webhook is called for
-// every create and update, with no match condition: every one may have an
-// author to record or to keep (recordAuthor); and again (IfNeeded) when a
-// later mutating webhook changed the At, so that what it wrote still holds.
+// The rules are spelled out in full, scope included (docs/architecture.md,
+// "Admission"); called for every create and update: each records or keeps the
+// author (recordAuthor).
 //
 // +kubebuilder:webhook:path=/mutate-cnat-programming-kubernetes-info-v1beta1-at,mutating=true,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=mat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent,reinvocationPolicy=IfNeeded,timeoutSeconds=5,patch=`{"rules":[{"apiGroups":["cnat.programming-kubernetes.info"],"apiVersions":["v1beta1"],"operations":["CREATE","UPDATE"],"resources":["ats"],"scope":"Namespaced"}]}`
 
-// AtDefaulter writes into an At's template what the controller would
-// otherwise decide when it runs it, so the stored object says what will
-// run: restartPolicy Never and the default image for containers that name
-// none. An At without a template is left as it is: its Pod is the
-// controller's default, documented on spec.command. The webhook then
-// records the At's author (recordAuthor).
+// AtDefaulter writes into an At's template what the controller would decide
+// when it runs it (restartPolicy Never, the default image), so the stored
+// object says what will run. An At without a template is left as it is.
 type AtDefaulter struct {
 	// DefaultImage is the controller's --default-image.
 	DefaultImage string

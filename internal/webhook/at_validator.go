@@ -23,45 +23,34 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/lifecycle"
 )
 
-// The rules are spelled out in full (with the scope the API server would
-// otherwise default) so that what is applied equals what is stored: an
-// atomic list that differs only by a default makes `kubectl apply
-// --server-side` after `kubectl apply` conflict.
+// The rules are spelled out in full, as the defaulter's.
 //
 // +kubebuilder:webhook:path=/validate-cnat-programming-kubernetes-info-v1beta1-at,mutating=false,failurePolicy=fail,sideEffects=None,groups=cnat.programming-kubernetes.info,resources=ats,verbs=create;update,versions=v1beta1,name=vat-v1beta1.cnat.programming-kubernetes.info,admissionReviewVersions=v1,matchPolicy=Equivalent,timeoutSeconds=10,patch=`{"rules":[{"apiGroups":["cnat.programming-kubernetes.info"],"apiVersions":["v1beta1"],"operations":["CREATE","UPDATE"],"resources":["ats"],"scope":"Namespaced"}]}`
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;create
 
-// AtValidator refuses what the CRD's schema and CEL rules cannot: a
-// schedule that matches the pattern but is no real time (2026-02-30), an
-// unknown time zone, a template the API server would not take as a Pod —
-// and, as the confused-deputy guard, an At from a user who may not create
-// Pods in its namespace. The API server calls it for both versions
-// (matchPolicy Equivalent converts v1alpha1 requests to v1beta1 first).
+// AtValidator refuses what the CRD's schema and CEL rules cannot (a time that
+// is not real, an unknown zone, a template the API server would not take as a
+// Pod) and, as the confused-deputy guard, an At from a user who may not create Pods.
 type AtValidator struct {
 	// Client creates SubjectAccessReviews and dry-run Pods.
 	Client client.Client
-	// Reader reads the Pod that says an At has fired from the API server,
-	// not from a cache that may not show it yet.
+	// Reader reads the Pod that says an At has fired, uncached.
 	Reader client.Reader
 	// Pods are the controller's Pod settings, to render the Pod as it will be.
 	Pods atpod.PodOptions
-	// PodCreateGuard refuses an At from a user who may not create Pods in its
-	// namespace.
+	// PodCreateGuard turns the confused-deputy guard on.
 	PodCreateGuard bool
-	// PodCreateDecisions are the guard's recent "allowed" answers, by user
-	// and namespace (decisionKey), for AllowedFor (nil: every At asks the
-	// API server).
+	// PodCreateDecisions are the guard's recent "allowed" answers, by
+	// decisionKey (nil: every At asks the API server).
 	PodCreateDecisions *utilcache.LRUExpireCache
-	// DryRunVerdicts are recent dry-run verdicts that an At's Pod is valid,
-	// with the warnings they gave, by dryRunKey, for VerdictFor (nil: every
-	// At has its Pod dry-run).
+	// DryRunVerdicts are recent verdicts that an At's Pod is valid, with
+	// their warnings, by dryRunKey (nil: every At has its Pod dry-run).
 	DryRunVerdicts *utilcache.LRUExpireCache
 }
 
-// RecentAnswers bounds each cache of answers admission reuses (the guard's
-// "allowed", the dry run's "valid"): client-go's LRUExpireCache drops the
-// least recently used first. Only answers that admit are put in one.
+// RecentAnswers bounds each cache of answers admission reuses; only answers
+// that admit are put in one.
 const RecentAnswers = 4096
 
 // ValidateCreate validates a new At.
@@ -158,9 +147,8 @@ func cnatKeys(path *field.Path, keys map[string]string) field.ErrorList {
 }
 
 // validateImmutableOnceFired repeats the CEL rule for the fields that define
-// the run, for an At that has fired: the CRD stays safe without the webhook,
-// and the webhook says it the same way — and also knows a run whose Pod the
-// status does not record yet (fired).
+// the run of an At that has fired, in the same words, and also knows a run
+// the status does not record yet (fired).
 func validateImmutableOnceFired(old, at *cnatv1beta1.At) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")

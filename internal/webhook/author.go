@@ -31,10 +31,8 @@ func wantAuthor(req admission.Request, old, at *cnatv1beta1.At) (value string, o
 	return value, ok
 }
 
-// recordAuthor is the defaulting webhook: the template defaults (next),
-// then the author (wantAuthor) written with one patch operation on the
-// annotation alone, so an At with nothing else to default is stored as
-// written but for its author.
+// recordAuthor is the defaulting webhook: the template defaults, then the
+// author (wantAuthor) in one patch operation on the annotation alone.
 type recordAuthor struct {
 	defaulter *AtDefaulter
 	next      admission.Handler
@@ -75,11 +73,8 @@ func (h recordAuthor) Handle(ctx context.Context, req admission.Request) admissi
 }
 
 // validateAuthor refuses an At whose author annotation is not what the
-// defaulting webhook writes (wantAuthor): set, changed or removed by the
-// request, and the defaulting webhook left out or undone by another. One
-// case is admitted: no author where the stored At had none (a create), as
-// an At stored before authors were recorded; during an upgrade, a
-// controller of the release before may answer the defaulting webhook.
+// defaulting webhook writes (wantAuthor), but admits no author where the stored
+// At had none (during an upgrade the release before may answer the defaulting webhook).
 // old is nil on a create.
 func validateAuthor(ctx context.Context, old, at *cnatv1beta1.At) error {
 	req, err := admission.RequestFromContext(ctx)

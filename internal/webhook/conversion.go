@@ -16,12 +16,9 @@ import (
 // CRD's conversion webhook).
 const ConversionPath = "/convert"
 
-// conversionHandler is the CRD's conversion webhook: it converts each At of
-// a ConversionReview on its JSON (cnatv1alpha1.Convert), never decoding it
-// into a Go type. So a value of the wrong type in a v1alpha1 request, which
-// the API server converts for the admission webhooks before it checks the
-// request against the schema, passes through, and the schema's validation
-// refuses it naming the field, in the words it uses for v1beta1.
+// conversionHandler is the CRD's conversion webhook: each At of a
+// ConversionReview converted on its JSON (cnatv1alpha1.Convert), never decoded,
+// so a value of the wrong type passes through for the schema to refuse.
 type conversionHandler struct{}
 
 func (conversionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -32,8 +29,7 @@ func (conversionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	review.Response = convert(review.Request)
 	review.Request = nil
-	// The converted objects are written as they are: without HTML escaping,
-	// only the whitespace between their tokens dropped.
+	// Written as they are: no HTML escaping, only whitespace dropped.
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

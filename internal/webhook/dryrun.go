@@ -21,20 +21,10 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
-// dryRunPod renders the Pod the At's first attempt would run and has the API
-// server validate and admit it without storing it (a dry-run create), so a
-// template the API server would refuse as a Pod (a bad container name, a
-// malformed resource quantity, a volume without a source) is refused now,
-// with the field named in the At's terms, rather than failing at 09:00
-// tomorrow. A Pod that is only refused for now (a Pod Security level of the
-// namespace, a quota) is admitted with a warning: a template that asks for
-// more is the user's choice and still meets the namespace's policy when it
-// runs.
-//
-// A verdict that the Pod is valid (admitted, or admitted with a warning) is
-// reused for VerdictFor by every At whose dry-run Pod is the same up to what
-// is the At's own (DryRunVerdicts): Ats created in bulk mostly share their
-// template, and each dry run is a whole Pod create for the API server.
+// dryRunPod has the API server validate and admit, without storing it, the
+// Pod the At's first attempt would run, so a template it would refuse as a Pod
+// is refused now, naming the At's field, rather than failing at 09:00 tomorrow;
+// a Pod refused only for now (a quota, a policy) is a warning.
 func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admission.Warnings, error) {
 	if at.Status.Attempts > 0 {
 		return nil, nil // it has run: its Pods exist
@@ -58,16 +48,13 @@ func (v *AtValidator) dryRunPod(ctx context.Context, at *cnatv1beta1.At) (admiss
 		v.rememberVerdict(key, nil)
 		return nil, nil
 	case atpod.PodFieldsInvalid(err):
-		// The API server's own validation of the Pod's fields: the spec is
-		// wrong, and the At is refused naming its field.
 		return nil, invalid(at, podErrorsAsAtErrors(at, err))
 	case atpod.ServerFailed(err):
 		// The check could not be made: fail closed, the client retries.
 		return nil, apierrors.NewInternalError(fmt.Errorf("validating the At's Pod by a dry run: %w", err))
 	default:
-		// An admission plugin refused it, whatever code it chose (a quota's
-		// 403, a ValidatingAdmissionPolicy's 422, a webhook's 400): that can
-		// change before the At's time, and the controller reports it then.
+		// An admission plugin refused it, whatever its code: that can change
+		// before the At's time, and the controller reports it then.
 		warnings := admission.Warnings{fmt.Sprintf("the Pod of this At would be refused if it ran now: %v", err)}
 		v.rememberVerdict(key, slices.Clone(warnings))
 		return warnings, nil
@@ -83,42 +70,18 @@ func (v *AtValidator) rememberVerdict(key string, warnings admission.Warnings) {
 }
 
 // VerdictFor is how long a dry run's verdict that an At's Pod is valid is
-// reused for Ats whose Pod is the same up to the At's name and UID. Within
-// it, a change of the namespace that would make the API server refuse the
-// same Pod's fields (a LimitRange whose defaults exceed the template's
-// limits) is not seen by Ats of that template; after it, it is. Such a
-// change can come after any At was admitted anyway, and the controller
-// reports the Pod's refusal when the At runs.
+// reused for Ats whose Pod is the same up to the At's name and UID (what that
+// window lets through: docs/security.md, "What admission reuses").
 const VerdictFor = 10 * time.Second
 
 // dryRunPlaceholder stands for an At's name and UID in dryRunKey.
 const dryRunPlaceholder = "at"
 
-// dryRunKey identifies what a dry run of pod checks: the Pod as sent (its
-// namespace, spec, labels, annotations, finalizers), in its JSON encoding
-// (map keys sorted), with the two values that are the At's own and differ
-// between Ats of one template replaced by a placeholder: the labels
-// cnat.programming-kubernetes.info/at (the At's name) and …/at-uid.
-//
-// The requesting user is not in the key: the dry run is the controller's
-// own request (the guard answers for the user). Why a verdict for one At
-// holds for another with the same key: the dry run refuses an At only when the API server's own validation refuses the
-// Pod's fields (atpod.PodFieldsInvalid), and that validation reads a label
-// only as a label value, on its own (labels have no total size; a
-// matchLabelKeys of an affinity or spread constraint copies the value into
-// a selector, where it is again a label value). Both values are valid label
-// values for every At that reaches the dry run: the name is a DNS subdomain
-// (the API server's rule for every custom resource's name) of at most 63
-// characters (the CRD's CEL rule, and validateAt before the dry run), which
-// is a valid label value; the UID is the API server's UUID, or empty before
-// one is set. The Pod's name is not in the key because the dry run never
-// sends it (generateName instead), today as before; the real
-// <at>-<uid8>-<attempt> is a DNS subdomain far below the 253 characters a
-// Pod name may have for every such At (atpod.PodName). Everything else the
-// Pod carries (the spec-hash and generation annotations among it) is in the
-// key. What an admission plugin answers may depend on the left-out values
-// (a policy that reads the at label): that only ever makes a warning, never
-// a refusal, and a warning is reused like a valid verdict.
+// dryRunKey identifies what a dry run of pod checks: a SHA-256 of the Pod as
+// sent, the values of the labels …/at and …/at-uid (the At's own) replaced by
+// a placeholder. Why a verdict holds for every Pod with the key:
+// docs/security.md, "What admission reuses". The user is not in it: the dry
+// run is the controller's request (the guard answers for the user).
 func dryRunKey(pod *corev1.Pod) (string, error) {
 	keyed := *pod
 	keyed.Labels = maps.Clone(pod.Labels)
@@ -156,10 +119,8 @@ func podErrorsAsAtErrors(at *cnatv1beta1.At, err error) field.ErrorList {
 }
 
 // atFieldOfPodField names the At's field that a field of its rendered Pod
-// comes from: spec.activeDeadlineSeconds and the first container's command
-// come from the At's own fields when it sets them, the rest from its template (or, without a
-// template, from the controller's default Pod, which the At's command runs
-// in).
+// comes from: its own spec.activeDeadlineSeconds and spec.command when set,
+// else its template (without one, spec.command, which the default Pod runs).
 func atFieldOfPodField(at *cnatv1beta1.At, podField string) string {
 	switch {
 	case podField == "spec.activeDeadlineSeconds" && at.Spec.ActiveDeadlineSeconds != nil:

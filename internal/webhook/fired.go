@@ -12,14 +12,9 @@ import (
 	"github.com/programming-kubernetes/cnat/internal/atpod"
 )
 
-// fired says whether the At has started a run. Its status says so once it
-// counts an attempt (the CRD's CEL rules read that alone); before, the Pod
-// of its first attempt says so: the controller creates the Pod at the At's
-// time and records it in the status only when the Pod's watch event comes
-// back, so that many Ats due at once each cost one request before the next
-// starts. Between the two, the Pod runs the spec as it was, and the spec
-// must not change under it. The Pod is read from the API server, not from a
-// cache that may not show it yet.
+// fired says whether the At has started a run: its status counts an attempt
+// (all CEL can see), or the Pod of its first attempt, read uncached, exists
+// though the status does not record it yet; the spec must not change under it.
 func (v *AtValidator) fired(ctx context.Context, at *cnatv1beta1.At) (bool, error) {
 	if at.Status.Attempts > 0 {
 		return true, nil

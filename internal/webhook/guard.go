@@ -19,14 +19,9 @@ import (
 
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
-// guardPodCreate is the confused-deputy guard. The controller creates an
-// At's Pod with its own rights; without this check, a user allowed to
-// create Ats but not Pods would get a Pod through cnat. It asks the API
-// server, by a SubjectAccessReview for the requesting user, groups and
-// extra attributes, whether that user may create Pods in the At's
-// namespace, and refuses the At if not. An answer "allowed" is reused for
-// the same user in the same namespace for AllowedFor (PodCreateDecisions):
-// a GitOps tool applying a thousand Ats asks once, not a thousand times.
+// guardPodCreate is the confused-deputy guard: the controller creates Pods with
+// its own rights, so an At from a user who may not create Pods in its namespace
+// (a SubjectAccessReview) is refused. An "allowed" is reused for AllowedFor.
 func (v *AtValidator) guardPodCreate(ctx context.Context, at *cnatv1beta1.At) error {
 	req, err := admission.RequestFromContext(ctx)
 	if err != nil {
@@ -72,18 +67,13 @@ func (v *AtValidator) guardPodCreate(ctx context.Context, at *cnatv1beta1.At) er
 		user.Username, namespace))
 }
 
-// AllowedFor is how long the confused-deputy guard takes a user's right to
-// create Pods in a namespace as given once the API server confirmed it: a
-// right revoked is enforced on new Ats within this time. Refusals are never
-// reused, so a right granted takes effect at once. The API server's own
-// webhook authorizer reuses an "allowed" for 5 minutes by default
-// (--authorization-webhook-cache-authorized-ttl).
+// AllowedFor is how long the guard reuses an "allowed" for a user and
+// namespace: a revoked right holds on new Ats within it. Refusals are never
+// reused (the API server's webhook authorizer reuses an "allowed" for 5 min).
 const AllowedFor = 10 * time.Second
 
-// decisionKey identifies what a SubjectAccessReview of the guard asks:
-// everything of the user the authorizers may read (name, UID, groups, extra)
-// and the namespace. Groups and extra values are taken in their order, as
-// the API server passes them to the authorizers.
+// decisionKey identifies what a SubjectAccessReview of the guard asks: all the
+// authorizers may read of the user, in the order given, and the namespace.
 func decisionKey(user authenticationv1.UserInfo, namespace string) string {
 	var b strings.Builder
 	field := func(s string) { b.WriteString(strconv.Quote(s)); b.WriteByte(' ') }

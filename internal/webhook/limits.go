@@ -15,35 +15,23 @@ import (
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 )
 
-// MaxCommandBytes is the longest spec.command the kernel passes to a
-// program: one argument of execve may be at most MAX_ARG_STRLEN (131072)
-// bytes including its terminating NUL. The CRD's schema says the same. The
-// same limit holds for every other string execve passes: each argument of
-// a container's command and args, and each environment string NAME=value.
+// MaxCommandBytes is the longest string execve passes to a program
+// (MAX_ARG_STRLEN, 131072 bytes with its NUL): spec.command, each argument
+// and each environment string NAME=value.
 const MaxCommandBytes = 131071
 
-// MaxExecBytes is the most one container's process may receive in all: its
-// argument and environment strings, each with its terminating NUL and the
-// 8-byte pointer to it. The kernel's own limit is ARG_MAX, a quarter of the
-// stack rlimit (at most 6 MiB): 2 MiB with the usual 8 MiB stack. cnat
-// takes half of that, because what the container receives is more than the
-// template says: the image's ENV, HOSTNAME, the KUBERNETES_SERVICE_*
-// variables and, with enableServiceLinks, seven more for every Service in
-// the namespace, all of which count against the same limit, and a node may
-// run its containers with a smaller stack rlimit (down to 4 MiB this still
-// fits). At 1 MiB a spec.command at its own limit, 131071 bytes, leaves room
-// for seven more strings as long.
+// MaxExecBytes is the most one container's process may receive in all, each
+// string with its NUL and pointer: half the kernel's ARG_MAX with the usual
+// stack, since the process receives more than the template says (why:
+// docs/reliability.md, the table of limits).
 const MaxExecBytes = 1 << 20
 
-// pointerBytes is what each argument or environment string costs beyond
-// its bytes and its NUL: the pointer to it in argv or envp (64-bit).
+// pointerBytes is the pointer to each string in argv or envp (64-bit).
 const pointerBytes = 8
 
 // validateLimits refuses what would be stored but could never run, or would
-// not do what its writer meant: a command with a NUL or longer than the
-// kernel takes, a NUL anywhere in the template (no container runtime passes
-// one on), a container whose arguments or environment the kernel would not
-// pass to its process (execStrings), and a service account name the API server can never accept.
+// not do what its writer meant: NULs, what execve would not pass
+// (execStrings), names the API server can never accept.
 func validateLimits(at *cnatv1beta1.At) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
@@ -67,9 +55,8 @@ func validateLimits(at *cnatv1beta1.At) field.ErrorList {
 	podSpec := template.Child("spec")
 	errs = append(errs, execStrings(podSpec.Child("initContainers"), t.Spec.InitContainers, "")...)
 	errs = append(errs, execStrings(podSpec.Child("containers"), t.Spec.Containers, at.Spec.Command)...)
-	// The Pod's admission plugins look these objects up before the Pod's
-	// own validation runs, and answer an impossible name with Forbidden
-	// (which the dry run only warns about) or an internal error.
+	// Admission plugins look these up before the Pod's validation and answer
+	// an impossible name with Forbidden, which the dry run only warns about.
 	for _, ref := range []struct{ name, kind, value string }{
 		{"serviceAccountName", "ServiceAccount", t.Spec.ServiceAccountName},
 		{"serviceAccount", "ServiceAccount", t.Spec.DeprecatedServiceAccount},
@@ -86,15 +73,10 @@ func validateLimits(at *cnatv1beta1.At) field.ErrorList {
 	return errs
 }
 
-// execStrings refuses, in each of containers, a string longer than the
-// kernel passes to a program (MaxCommandBytes) among its command, its args
-// and its environment strings NAME=value, and a container whose process
-// would receive more than MaxExecBytes in all. command is the At's
-// spec.command: the first container runs it as /bin/sh -c command instead
-// of its own command and args (atpod.NewPod). Only what the template
-// says is counted: an image's entrypoint, the value of a valueFrom and the
-// variables the kubelet adds are not known here (MaxExecBytes leaves room
-// for them), nor is what a $(VAR) reference expands to.
+// execStrings refuses, in each of containers, a string longer than
+// MaxCommandBytes and a process that would receive more than MaxExecBytes in
+// all; command, the At's spec.command, replaces the first container's command
+// and args (/bin/sh -c). Only what the template says is counted.
 func execStrings(path *field.Path, containers []corev1.Container, command string) field.ErrorList {
 	var errs field.ErrorList
 	oneString := func(path *field.Path, n int) {

@@ -20,8 +20,7 @@ const DefaultingPath = "/mutate-cnat-programming-kubernetes-info-v1beta1-at"
 
 // Options configure the At webhooks.
 type Options struct {
-	// Pods are the controller's Pod settings: the defaulter fills the default
-	// image in, the validator renders Pods with them.
+	// Pods are the controller's Pod settings.
 	Pods atpod.PodOptions
 	// PodCreateGuard refuses an At from a user who may not create Pods in
 	// its namespace.
@@ -29,15 +28,8 @@ type Options struct {
 }
 
 // Setup registers the defaulting, validating and conversion webhooks of the
-// At kind with the manager's webhook server. The conversion webhook is
-// conversionHandler, registered before the builder, which then leaves the
-// path alone.
-//
-// The defaulter is registered by hand, with recordAuthor after it, so that
-// an At that does not decode (a resource quantity that does not parse, a
-// string where a number belongs) is passed on unchanged: the API server
-// validates it against the CRD's schema right after the mutating webhooks
-// and refuses it naming the field, where the decoder's error names none.
+// At kind. The defaulter is registered by hand so that an At that does not
+// decode passes unchanged, and the CRD's schema refuses it naming the field.
 func Setup(mgr ctrl.Manager, o Options) error {
 	defaulter := &AtDefaulter{DefaultImage: o.Pods.DefaultImage}
 	defaulting := recordAuthor{defaulter: defaulter, next: admission.WithDefaulter(mgr.GetScheme(), defaulter)}
