@@ -133,6 +133,23 @@ func TestStatus(t *testing.T) {
 		},
 		{name: "the status the manager owns: nothing sent", at: live(atstatus.StatusFieldManager), status: running()},
 		{
+			name: "a field the manager's own entry owns alone, left out: applied (the apply removes it)",
+			at: func() *cnatv1beta1.At {
+				at := reset()
+				at.ManagedFields = at.ManagedFields[:1]
+				return at
+			}(),
+			status: failed(), wantSent: true,
+			want: []statusApply{{
+				Subresource: "status",
+				Object: atac.At(atName, atNamespace).WithResourceVersion("7").WithStatus(atac.AtStatus().
+					WithPhase(cnatv1beta1.PhaseFailed).WithAttempts(1).WithPodName("hello-7f3c1a52-1").
+					WithStartTime(metav1.Time{Time: started})),
+				FieldManager: atstatus.StatusFieldManager,
+				Force:        ptr.To(true),
+			}},
+		},
+		{
 			// Its entry rewritten by someone who may patch the At to claim
 			// less than the live status holds: what it claims equals the new
 			// status, the live status does not.
