@@ -140,7 +140,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	var toWait []*unstructured.Unstructured
 	for i, stage := range stages {
 		if i == 2 && opts.Wait && len(stage) > 0 {
-			if err := a.wait(ctx, toWait, describeSet(len(toWait))+" (before the webhook configurations)", opts.Timeout, false); err != nil {
+			if err := a.wait(ctx, toWait, countOf(len(toWait), "object")+" (before the webhook configurations)", opts.Timeout, false); err != nil {
 				return res, err
 			}
 			toWait = nil
@@ -155,7 +155,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 		}
 		// Definitions are always waited for (those that exist are ready at
 		// once), but the wait is reported only when something changed.
-		if err := a.wait(ctx, set, "CustomResourceDefinitions and Namespaces ("+describeSet(len(set))+")", opts.Timeout, !changed); err != nil {
+		if err := a.wait(ctx, set, "CustomResourceDefinitions and Namespaces ("+countOf(len(set), "object")+")", opts.Timeout, !changed); err != nil {
 			return res, err
 		}
 		if parentPending {
@@ -175,7 +175,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 		}
 	}
 	if opts.Wait {
-		if err := a.wait(ctx, toWait, describeSet(len(toWait)), opts.Timeout, false); err != nil {
+		if err := a.wait(ctx, toWait, countOf(len(toWait), "object"), opts.Timeout, false); err != nil {
 			return res, err
 		}
 	}

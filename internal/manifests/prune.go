@@ -98,7 +98,7 @@ func (a *Applier) prune(ctx context.Context, candidates []*unstructured.Unstruct
 		return entries, fmt.Errorf("pruning: %w", err)
 	}
 	if wait && deleted > 0 {
-		a.printf("waiting for %s to be deleted (timeout %s)...\n", describeSet(deleted), timeout)
+		a.printf("waiting for %s to be deleted (timeout %s)...\n", countOf(deleted, "object"), timeout)
 		if err := a.rm.WaitForSetTermination(cs, ssa.WaitOptions{Interval: a.opts.PollInterval, Timeout: timeout}); err != nil {
 			return entries, fmt.Errorf("waiting for pruned objects to be deleted: %w", err)
 		}
