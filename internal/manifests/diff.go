@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -63,7 +64,7 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 			problems = append(problems, Problem{Ref(p.obj), p.err})
 			continue
 		}
-		e := DiffEntry{Entry: Entry{Ref(p.obj), p.action}, Note: p.note}
+		e := DiffEntry{Entry: Entry{Ref(p.obj), p.action}, Note: strings.Join(p.notes, "; ")}
 		switch {
 		case !opts.Verbose:
 		case p.action == string(ssa.CreatedAction):

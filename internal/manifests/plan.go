@@ -30,8 +30,9 @@ type plan struct {
 	// live is the object in the cluster, nil if there is none.
 	live *unstructured.Unstructured
 	// action is created, configured, unchanged, skipped or recreated;
-	// note explains one that the dry-run alone does not show.
-	action, note string
+	action string
+	// notes explain one that the dry-run alone does not show.
+	notes []string
 	// deferred is set when the object's CustomResourceDefinition or
 	// Namespace is created in the same run: it cannot be dry-run before
 	// they exist.
@@ -114,10 +115,11 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 		return p.postpone("its Namespace is created by this apply; not dry-run")
 	case p.live != nil && isImmutableError(err):
 		p.action, p.immutable = ActionRecreated, err
-		p.note = "immutable field(s) " + strings.Join(immutableFields(err), ", ") + " changed: apply needs --force"
+		note := "immutable field(s) " + strings.Join(immutableFields(err), ", ") + " changed: apply needs --force"
 		if holdsData(p.live) {
-			p.note += " --delete-data, and recreating it deletes " + a.dataLoss(ctx, p.live)
+			note += " --delete-data, and recreating it deletes " + a.dataLoss(ctx, p.live)
 		}
+		p.notes = append(p.notes, note)
 		return p
 	default:
 		return p.fail(dryRunError(err))
@@ -130,13 +132,13 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 			return p.fail(fmt.Errorf("taking over kubectl's fields: %w", err))
 		}
 		if p.action == string(ssa.UnchangedAction) && len(managers)+len(ssa.PatchRemoveAnnotations(p.live, takeover.Annotations)) > 0 {
-			p.action, p.note = string(ssa.ConfiguredAction), "kubectl's fields are taken over"
+			p.action, p.notes = string(ssa.ConfiguredAction), append(p.notes, "kubectl's fields are taken over")
 		}
 		if len(managers) > 0 {
 			p.applied = append(p.applied, "kubectl's fields taken over")
 		}
 		if p.conflicts = a.conflicts(ctx, o, p.live); len(p.conflicts) > 0 {
-			p.note = join(p.note, "conflict: another field manager owns "+strings.Join(p.conflicts, ", ")+" with another value: apply needs --force-conflicts to take them")
+			p.notes = append(p.notes, "conflict: another field manager owns "+strings.Join(p.conflicts, ", ")+" with another value: apply needs --force-conflicts to take them")
 			p.applied = append(p.applied, "took "+strings.Join(p.conflicts, ", "))
 		}
 		fresh, changed, err := a.guarded(ctx, o, p.live)
@@ -145,25 +147,17 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 		}
 		if len(changed) > 0 {
 			p.action, p.fresh = string(ssa.ConfiguredAction), fresh
-			p.note = join(p.note, "admission field(s) "+strings.Join(changed, ", ")+" changed by someone else: apply sets them back")
+			p.notes = append(p.notes, "admission field(s) "+strings.Join(changed, ", ")+" changed by someone else: apply sets them back")
 			p.applied = append(p.applied, "set back admission field(s) "+strings.Join(changed, ", "))
 		}
 	}
 	return p
 }
 
-// join joins notes with "; ".
-func join(note, more string) string {
-	if note == "" {
-		return more
-	}
-	return note + "; " + more
-}
-
 // postpone marks the plan as deferred: the object would be created, but
 // could not be dry-run yet.
 func (p *plan) postpone(why string) *plan {
-	p.action, p.note, p.deferred = string(ssa.CreatedAction), why, true
+	p.action, p.notes, p.deferred = string(ssa.CreatedAction), []string{why}, true
 	return p
 }
 
