@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -62,16 +62,15 @@ type plan struct {
 // yet are deferred.
 func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructured, def defined) []*plan {
 	plans := make([]*plan, len(objects))
-	sem := make(chan struct{}, 4)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(4)
 	for i, o := range objects {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		g.Go(func() error {
 			plans[i] = a.plan(ctx, o, def.scopes, def.namespaces)
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // a plan records its own error
 	return plans
 }
 
