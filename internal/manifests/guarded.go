@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -19,10 +18,6 @@ import (
 // that decide which requests it sees and what happens when it cannot be
 // called: a change by anyone else weakens cnat's admission.
 var webhookGuarded = []string{"namespaceSelector", "objectSelector", "rules", "failurePolicy", "matchPolicy", "matchConditions"}
-
-// guardedWebhookPath matches the field paths the API server gives for
-// webhookGuarded in conflicts.
-var guardedWebhookPath = regexp.MustCompile(`^\.webhooks\[name="[^"]*"\]\.(namespaceSelector|objectSelector|rules|failurePolicy|matchPolicy|matchConditions)([.\[]|$)`)
 
 // guardedKind says how o's admission fields are kept: "webhooks" for
 // webhook configurations, "spec" for ValidatingAdmissionPolicies and their
@@ -42,13 +37,12 @@ func guardedKind(o *unstructured.Unstructured) string {
 }
 
 // guardedPath says whether field, a path as the API server names it in a
-// conflict, is one of o's guarded fields.
+// conflict, is one of o's guarded fields (guardedFields) or inside one.
 func guardedPath(o *unstructured.Unstructured, field string) bool {
-	switch guardedKind(o) {
-	case "webhooks":
-		return guardedWebhookPath.MatchString(field)
-	case "spec":
-		return field == ".spec" || strings.HasPrefix(field, ".spec.")
+	for path := range guardedFields(o) {
+		if rest, ok := strings.CutPrefix(field, path); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			return true
+		}
 	}
 	return false
 }
