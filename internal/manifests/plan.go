@@ -114,7 +114,7 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 		return p.postpone("its Namespace is created by this apply; not dry-run")
 	case p.live != nil && isImmutableError(err):
 		p.action, p.immutable = ActionRecreated, err
-		note := "immutable field(s) " + strings.Join(immutableFields(err), ", ") + " changed: apply needs --force"
+		note := "immutable field(s) " + immutableFields(err) + " changed: apply needs --force"
 		if holdsData(p.live) {
 			note += " --delete-data, and recreating it deletes " + a.dataLoss(ctx, p.live)
 		}
@@ -176,9 +176,9 @@ func (a *Applier) problems(ctx context.Context, plans []*plan, opts ApplyOptions
 		case p.err != nil:
 			problems = append(problems, Problem{Object: Ref(p.obj), Err: p.err})
 		case p.immutable != nil && !opts.Force:
-			problems = append(problems, Problem{Object: Ref(p.obj), Err: fmt.Errorf("cannot change immutable field(s) %s; apply --force deletes and recreates it: %w", strings.Join(immutableFields(p.immutable), ", "), p.immutable)})
+			problems = append(problems, Problem{Object: Ref(p.obj), Err: fmt.Errorf("cannot change immutable field(s) %s; apply --force deletes and recreates it: %w", immutableFields(p.immutable), p.immutable)})
 		case p.immutable != nil:
-			problems = append(problems, a.refuseDataLoss(ctx, []*unstructured.Unstructured{p.live}, "recreating it to change immutable field(s) "+strings.Join(immutableFields(p.immutable), ", "), opts.DeleteData)...)
+			problems = append(problems, a.refuseDataLoss(ctx, []*unstructured.Unstructured{p.live}, "recreating it to change immutable field(s) "+immutableFields(p.immutable), opts.DeleteData)...)
 		case len(p.conflicts) > 0 && !opts.ForceConflicts:
 			problems = append(problems, Problem{Object: Ref(p.obj), Err: fmt.Errorf("conflict: another field manager owns %s with another value; apply --force-conflicts takes them over (as kubectl apply --server-side --force-conflicts)", strings.Join(p.conflicts, ", "))})
 		}
@@ -205,8 +205,9 @@ func isImmutableError(err error) bool {
 }
 
 // immutableFields names the fields an immutable-field error is about, from
-// the causes of the API server's status; "(unknown field)" if it has none.
-func immutableFields(err error) []string {
+// the causes of the API server's status, joined with ", "; "(unknown field)"
+// if it has none.
+func immutableFields(err error) string {
 	var fields []string
 	var status apierrors.APIStatus
 	if errors.As(err, &status) && status.Status().Details != nil {
@@ -217,7 +218,7 @@ func immutableFields(err error) []string {
 		}
 	}
 	if len(fields) == 0 {
-		return []string{"(unknown field)"}
+		return "(unknown field)"
 	}
-	return fields
+	return strings.Join(fields, ", ")
 }
