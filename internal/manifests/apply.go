@@ -131,8 +131,8 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	res := &Result{}
 	var stages [3][]*plan
 	for _, p := range plans {
-		if p.action == string(ssa.SkippedAction) {
-			res.Applied = append(res.Applied, a.print(Entry{Ref(p.obj), p.action}))
+		if p.action == ssa.SkippedAction {
+			res.Applied = append(res.Applied, a.print(Entry{Ref(p.obj), string(p.action)}))
 		} else {
 			stages[stageOf(p.obj)] = append(stages[stageOf(p.obj)], p)
 		}
@@ -224,16 +224,16 @@ func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Du
 		if err != nil {
 			return nil, false, fmt.Errorf("applying %s (objects listed above were applied): %w", Ref(p.obj), err)
 		}
-		e := Entry{Ref(p.obj), action}
+		e := Entry{Ref(p.obj), string(action)}
 		res.Applied = append(res.Applied, e)
-		if action == string(ssa.ConfiguredAction) && len(p.applied) > 0 {
+		if action == ssa.ConfiguredAction && len(p.applied) > 0 {
 			a.printf("%s (%s)\n", e, strings.Join(p.applied, "; "))
 		} else {
 			a.print(e)
 		}
-		if action != string(ssa.SkippedAction) {
+		if action != ssa.SkippedAction {
 			set = append(set, p.obj)
-			changed = changed || action != string(ssa.UnchangedAction)
+			changed = changed || action != ssa.UnchangedAction
 		}
 	}
 	return set, changed, nil
@@ -246,8 +246,8 @@ func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Du
 // one that was dry-run: its UID is a precondition) and applied once it is
 // gone. ssa's Apply is never given Force: it would recreate an object on
 // any Invalid error.
-func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) (string, error) {
-	if p.action == string(ssa.UnchangedAction) {
+func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) (ssa.Action, error) {
+	if p.action == ssa.UnchangedAction {
 		return p.action, nil
 	}
 	if p.action == ActionRecreated {
@@ -270,12 +270,12 @@ func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) (str
 		if err := a.restoreGuarded(ctx, p.fresh, p.obj.GetName()); err != nil {
 			return "", err
 		}
-		return string(ssa.ConfiguredAction), nil
+		return ssa.ConfiguredAction, nil
 	}
 	if p.action == ActionRecreated && cse.Action == ssa.CreatedAction {
 		return ActionRecreated, nil
 	}
-	return string(cse.Action), nil
+	return cse.Action, nil
 }
 
 // print prints the entry's line and returns the entry.

@@ -64,10 +64,10 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 			problems = append(problems, Problem{Ref(p.obj), p.err})
 			continue
 		}
-		e := DiffEntry{Entry: Entry{Ref(p.obj), p.action}, Note: strings.Join(p.notes, "; ")}
+		e := DiffEntry{Entry: Entry{Ref(p.obj), string(p.action)}, Note: strings.Join(p.notes, "; ")}
 		switch {
 		case !opts.Verbose:
-		case p.action == string(ssa.CreatedAction):
+		case p.action == ssa.CreatedAction:
 			if e.Diff, err = unifiedDiff(Ref(p.obj), nil, p.obj.DeepCopy()); err != nil {
 				e.Diff = err.Error() + "\n"
 			}

@@ -30,7 +30,7 @@ type plan struct {
 	// live is the object in the cluster, nil if there is none.
 	live *unstructured.Unstructured
 	// action is created, configured, unchanged, skipped or recreated;
-	action string
+	action ssa.Action
 	// notes explain one that the dry-run alone does not show.
 	notes []string
 	// deferred is set when the object's CustomResourceDefinition or
@@ -99,7 +99,7 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 	// sends o as it was dry-run.
 	cse, before, after, err := a.rm.Diff(ctx, o, ssa.DiffOptions{Exclusions: skip})
 	if err == nil && cse.Action == ssa.SkippedAction {
-		p.action = string(ssa.SkippedAction)
+		p.action = ssa.SkippedAction
 		return p
 	}
 	if owner := live.GetLabels()[LabelApplySetPartOf]; owner != "" && owner != a.opts.Set.ID {
@@ -123,15 +123,15 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 	default:
 		return p.fail(dryRunError(err))
 	}
-	p.action, p.before, p.after = string(cse.Action), before, after
+	p.action, p.before, p.after = cse.Action, before, after
 	if p.live != nil {
 		// What ssa's cleanup changes (see takeover) is a change too.
 		managers, err := ssa.PatchReplaceFieldsManagers(p.live, takeover.FieldManagers, cnatv1beta1.CLIFieldManager)
 		if err != nil {
 			return p.fail(fmt.Errorf("taking over kubectl's fields: %w", err))
 		}
-		if p.action == string(ssa.UnchangedAction) && len(managers)+len(ssa.PatchRemoveAnnotations(p.live, takeover.Annotations)) > 0 {
-			p.action, p.notes = string(ssa.ConfiguredAction), append(p.notes, "kubectl's fields are taken over")
+		if p.action == ssa.UnchangedAction && len(managers)+len(ssa.PatchRemoveAnnotations(p.live, takeover.Annotations)) > 0 {
+			p.action, p.notes = ssa.ConfiguredAction, append(p.notes, "kubectl's fields are taken over")
 		}
 		if len(managers) > 0 {
 			p.applied = append(p.applied, "kubectl's fields taken over")
@@ -145,7 +145,7 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 			return p.fail(err)
 		}
 		if len(changed) > 0 {
-			p.action, p.fresh = string(ssa.ConfiguredAction), fresh
+			p.action, p.fresh = ssa.ConfiguredAction, fresh
 			p.notes = append(p.notes, "admission field(s) "+strings.Join(changed, ", ")+" changed by someone else: apply sets them back")
 			p.applied = append(p.applied, "set back admission field(s) "+strings.Join(changed, ", "))
 		}
@@ -156,7 +156,7 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 // postpone marks the plan as deferred: the object would be created, but
 // could not be dry-run yet.
 func (p *plan) postpone(why string) *plan {
-	p.action, p.notes, p.deferred = string(ssa.CreatedAction), []string{why}, true
+	p.action, p.notes, p.deferred = ssa.CreatedAction, []string{why}, true
 	return p
 }
 
