@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -57,10 +56,7 @@ func (s *setFlags) load(ctx context.Context, flags *genericclioptions.ConfigFlag
 		return nil, nil, err
 	}
 	a, err := manifests.NewApplier(cfg, manifests.Options{Set: set, DefaultNamespace: ns, Out: out})
-	if err != nil {
-		return nil, nil, fmt.Errorf("connecting to the cluster: %w", err)
-	}
-	return objects, a, nil
+	return objects, a, err
 }
 
 const setHelp = `The objects form an ApplySet (KEP-3659): each is labelled

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sort"
 	"time"
 
@@ -84,10 +83,6 @@ func NewApplier(cfg *rest.Config, opts Options) (*Applier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster: %w", err)
 	}
-	return newApplier(cfg, httpClient, opts)
-}
-
-func newApplier(cfg *rest.Config, httpClient *http.Client, opts Options) (*Applier, error) {
 	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("discovering the cluster's API: %w", err)

@@ -113,8 +113,8 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	res := &Result{}
 	var stages [3][]*plan
 	for _, p := range plans {
-		if p.action == string(ssa.SkippedAction) {
-			res.Applied = append(res.Applied, a.print(Entry{Ref(p.obj), p.action}))
+		if p.action == ssa.SkippedAction {
+			res.Applied = append(res.Applied, a.print(Entry{Ref(p.obj), string(p.action)}))
 		} else {
 			stages[stageOf(p.obj)] = append(stages[stageOf(p.obj)], p)
 		}
@@ -122,7 +122,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	var toWait []*unstructured.Unstructured
 	for i, stage := range stages {
 		if i == 2 && opts.Wait && len(stage) > 0 {
-			if err := a.wait(ctx, toWait, describeSet(len(toWait))+" (before the webhook configurations)", opts.Timeout, false); err != nil {
+			if err := a.wait(ctx, toWait, countOf(len(toWait), "object")+" (before the webhook configurations)", opts.Timeout, false); err != nil {
 				return res, err
 			}
 			toWait = nil
@@ -136,7 +136,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 			continue
 		}
 		// Always waited for, reported only when something changed.
-		if err := a.wait(ctx, set, "CustomResourceDefinitions and Namespaces ("+describeSet(len(set))+")", opts.Timeout, !changed); err != nil {
+		if err := a.wait(ctx, set, "CustomResourceDefinitions and Namespaces ("+countOf(len(set), "object")+")", opts.Timeout, !changed); err != nil {
 			return res, err
 		}
 		if parentPending {
@@ -156,7 +156,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 		}
 	}
 	if opts.Wait {
-		if err := a.wait(ctx, toWait, describeSet(len(toWait)), opts.Timeout, false); err != nil {
+		if err := a.wait(ctx, toWait, countOf(len(toWait), "object"), opts.Timeout, false); err != nil {
 			return res, err
 		}
 	}
@@ -202,16 +202,16 @@ func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Du
 		if err != nil {
 			return nil, false, fmt.Errorf("applying %s (objects listed above were applied): %w", Ref(p.obj), err)
 		}
-		e := Entry{Ref(p.obj), action}
+		e := Entry{Ref(p.obj), string(action)}
 		res.Applied = append(res.Applied, e)
-		if action == string(ssa.ConfiguredAction) && len(p.applied) > 0 {
+		if action == ssa.ConfiguredAction && len(p.applied) > 0 {
 			a.printf("%s (%s)\n", e, strings.Join(p.applied, "; "))
 		} else {
 			a.print(e)
 		}
-		if action != string(ssa.SkippedAction) {
+		if action != ssa.SkippedAction {
 			set = append(set, p.obj)
-			changed = changed || action != string(ssa.UnchangedAction)
+			changed = changed || action != ssa.UnchangedAction
 		}
 	}
 	return set, changed, nil
@@ -220,8 +220,8 @@ func (a *Applier) applyStage(ctx context.Context, plans []*plan, timeout time.Du
 // send makes the cluster's object what its plan says by ssa's Apply (never
 // given Force: it would recreate on any Invalid error); one planned to be
 // recreated is deleted, its UID a precondition, and applied once gone.
-func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) (string, error) {
-	if p.action == string(ssa.UnchangedAction) {
+func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) (ssa.Action, error) {
+	if p.action == ssa.UnchangedAction {
 		return p.action, nil
 	}
 	if p.action == ActionRecreated {
@@ -244,12 +244,12 @@ func (a *Applier) send(ctx context.Context, p *plan, timeout time.Duration) (str
 		if err := a.restoreGuarded(ctx, p.fresh, p.obj.GetName()); err != nil {
 			return "", err
 		}
-		return string(ssa.ConfiguredAction), nil
+		return ssa.ConfiguredAction, nil
 	}
 	if p.action == ActionRecreated && cse.Action == ssa.CreatedAction {
 		return ActionRecreated, nil
 	}
-	return string(cse.Action), nil
+	return cse.Action, nil
 }
 
 // print prints the entry's line and returns the entry.

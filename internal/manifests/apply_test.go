@@ -257,11 +257,13 @@ func TestRequestsPerObject(t *testing.T) {
 	g := NewWithT(t)
 	h := newHarness(t, "requests")
 	h.createNamespace("cnatctl-requests")
-	httpClient, err := rest.HTTPClientFor(testConfig)
-	g.Expect(err).NotTo(HaveOccurred())
-	counter := &requestCounter{next: httpClient.Transport, counts: map[string]int{}}
-	httpClient.Transport = counter
-	a, err := newApplier(testConfig, httpClient, Options{Set: h.set})
+	counter := &requestCounter{counts: map[string]int{}}
+	cfg := rest.CopyConfig(testConfig)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		counter.next = next
+		return counter
+	})
+	a, err := NewApplier(cfg, Options{Set: h.set})
 	g.Expect(err).NotTo(HaveOccurred())
 	objects := func(greeting string) []*unstructured.Unstructured {
 		var objs []*unstructured.Unstructured

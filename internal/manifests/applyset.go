@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -85,9 +86,7 @@ func NewApplySet(name, namespace, version string) (*ApplySet, error) {
 	if name == "" {
 		return nil, errors.New("the set needs a name (--name)")
 	}
-	if namespace == "" {
-		namespace = DefaultInventoryNamespace
-	}
+	namespace = cmp.Or(namespace, DefaultInventoryNamespace)
 	parent := ParentNamePrefix + name
 	if errs := validation.IsDNS1123Subdomain(parent); len(errs) > 0 {
 		return nil, fmt.Errorf("set name %q gives the parent Secret name %q, which is not valid: %s", name, parent, strings.Join(errs, "; "))
@@ -95,10 +94,7 @@ func NewApplySet(name, namespace, version string) (*ApplySet, error) {
 	if errs := validation.IsDNS1123Label(namespace); len(errs) > 0 {
 		return nil, fmt.Errorf("inventory namespace %q is not valid: %s", namespace, strings.Join(errs, "; "))
 	}
-	if version == "" {
-		version = "v0.0.0"
-	}
-	return &ApplySet{ParentName: parent, Namespace: namespace, ID: ApplySetID(parent, namespace, "Secret", ""), Tooling: ToolingName + "/" + version}, nil
+	return &ApplySet{ParentName: parent, Namespace: namespace, ID: ApplySetID(parent, namespace, "Secret", ""), Tooling: ToolingName + "/" + cmp.Or(version, "v0.0.0")}, nil
 }
 
 // ParentRef names the parent as cnatctl prints objects.

@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
+	"sync/atomic"
 
 	yaml "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -27,8 +27,7 @@ const (
 type boundedFS struct {
 	filesys.FileSystem
 	ctx  context.Context
-	mu   sync.Mutex
-	read int64
+	read atomic.Int64
 }
 
 // ReadFile returns the contents of path within the limits.
@@ -48,11 +47,7 @@ func (b *boundedFS) ReadFile(path string) ([]byte, error) {
 	if len(data) > MaxFileBytes {
 		return nil, fmt.Errorf("%s: larger than %d MiB, the most cnatctl reads from one file", path, MaxFileBytes>>20)
 	}
-	b.mu.Lock()
-	b.read += int64(len(data))
-	total := b.read
-	b.mu.Unlock()
-	if total > MaxRenderBytes {
+	if b.read.Add(int64(len(data))) > MaxRenderBytes {
 		return nil, fmt.Errorf("%s: the overlay's files are larger than %d MiB together, the most cnatctl reads for one render", path, MaxRenderBytes>>20)
 	}
 	if n := yamlNodes(data); n > MaxYAMLNodes {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -58,10 +59,10 @@ func (a *Applier) Diff(ctx context.Context, objects []*unstructured.Unstructured
 			problems = append(problems, Problem{Ref(p.obj), p.err})
 			continue
 		}
-		e := DiffEntry{Entry: Entry{Ref(p.obj), p.action}, Note: p.note}
+		e := DiffEntry{Entry: Entry{Ref(p.obj), string(p.action)}, Note: strings.Join(p.notes, "; ")}
 		switch {
 		case !opts.Verbose:
-		case p.action == string(ssa.CreatedAction):
+		case p.action == ssa.CreatedAction:
 			if e.Diff, err = unifiedDiff(Ref(p.obj), nil, p.obj.DeepCopy()); err != nil {
 				e.Diff = err.Error() + "\n"
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -18,9 +17,6 @@ import (
 // webhookGuarded are the fields of a webhook that decide which requests it
 // sees and what happens when it cannot be called.
 var webhookGuarded = []string{"namespaceSelector", "objectSelector", "rules", "failurePolicy", "matchPolicy", "matchConditions"}
-
-// guardedWebhookPath matches webhookGuarded's paths in conflicts.
-var guardedWebhookPath = regexp.MustCompile(`^\.webhooks\[name="[^"]*"\]\.(namespaceSelector|objectSelector|rules|failurePolicy|matchPolicy|matchConditions)([.\[]|$)`)
 
 // guardedKind says how o's admission fields are kept: "webhooks", "spec"
 // (admission policies and bindings) or "" (none).
@@ -38,13 +34,13 @@ func guardedKind(o *unstructured.Unstructured) string {
 	return ""
 }
 
-// guardedPath says whether field, a conflict's path, is one of o's guarded fields.
+// guardedPath says whether field, a conflict's path, is one of o's guarded
+// fields (guardedFields) or inside one.
 func guardedPath(o *unstructured.Unstructured, field string) bool {
-	switch guardedKind(o) {
-	case "webhooks":
-		return guardedWebhookPath.MatchString(field)
-	case "spec":
-		return field == ".spec" || strings.HasPrefix(field, ".spec.")
+	for path := range guardedFields(o) {
+		if rest, ok := strings.CutPrefix(field, path); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			return true
+		}
 	}
 	return false
 }

@@ -11,6 +11,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -82,26 +83,23 @@ func (a *Applier) lock(ctx context.Context, timeout time.Duration) (context.Cont
 // keep renews the lease until unlock, which deletes it if still this holder's.
 func (a *Applier) keep(ctx context.Context, lease *coordinationv1.Lease, holder string) (context.Context, func(), error) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	stop, done := make(chan struct{}), make(chan struct{})
+	renewing, stopRenewing := context.WithCancel(ctx)
+	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		ticker := time.NewTicker(lockDuration / 3)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-ticker.C:
-			}
+		// The update is not cancelled by unlock: the lease's resourceVersion
+		// must be the one the API server last returned.
+		_ = wait.PollUntilContextCancel(renewing, lockDuration/3, false, func(context.Context) (bool, error) {
 			lease.Spec.RenewTime = ptr.To(metav1.NewMicroTime(time.Now()))
 			if err := a.client.Update(ctx, lease, client.FieldOwner(ToolingName)); apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				cancel(fmt.Errorf("lost the lock of the set (%s) to another cnatctl", a.opts.Set.LockRef()))
-				return
+				return true, nil
 			}
-		}
+			return false, nil
+		})
 	}()
 	unlock := func() {
-		close(stop)
+		stopRenewing()
 		<-done
 		// Released even when the apply was cancelled.
 		ctx, stopRelease := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,8 +28,9 @@ type plan struct {
 	obj *unstructured.Unstructured
 	// live is the object in the cluster, nil if there is none.
 	live *unstructured.Unstructured
-	// action is the ssa action or recreated; note what the dry-run does not show.
-	action, note string
+	// action is the ssa action or recreated; notes say what the dry-run does not show.
+	action ssa.Action
+	notes  []string
 	// deferred: its CRD or Namespace is created in this run, so no dry-run yet.
 	deferred bool
 	// immutable is the dry-run's error for a change to an immutable field.
@@ -50,16 +51,15 @@ type plan struct {
 // planAll plans every object, in order, at most four at once.
 func (a *Applier) planAll(ctx context.Context, objects []*unstructured.Unstructured, def defined) []*plan {
 	plans := make([]*plan, len(objects))
-	sem := make(chan struct{}, 4)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(4)
 	for i, o := range objects {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		g.Go(func() error {
 			plans[i] = a.plan(ctx, o, def.scopes, def.namespaces)
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // a plan records its own error
 	return plans
 }
 
@@ -86,7 +86,7 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 	// sends o as it was dry-run.
 	cse, before, after, err := a.rm.Diff(ctx, o, ssa.DiffOptions{Exclusions: skip})
 	if err == nil && cse.Action == ssa.SkippedAction {
-		p.action = string(ssa.SkippedAction)
+		p.action = ssa.SkippedAction
 		return p
 	}
 	if owner := live.GetLabels()[LabelApplySetPartOf]; owner != "" && owner != a.opts.Set.ID {
@@ -101,29 +101,30 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 		return p.postpone("its Namespace is created by this apply; not dry-run")
 	case p.live != nil && isImmutableError(err):
 		p.action, p.immutable = ActionRecreated, err
-		p.note = "immutable field(s) " + strings.Join(immutableFields(err), ", ") + " changed: apply needs --force"
+		note := "immutable field(s) " + immutableFields(err) + " changed: apply needs --force"
 		if holdsData(p.live) {
-			p.note += " --delete-data, and recreating it deletes " + a.dataLoss(ctx, p.live)
+			note += " --delete-data, and recreating it deletes " + a.dataLoss(ctx, p.live)
 		}
+		p.notes = append(p.notes, note)
 		return p
 	default:
 		return p.fail(dryRunError(err))
 	}
-	p.action, p.before, p.after = string(cse.Action), before, after
+	p.action, p.before, p.after = cse.Action, before, after
 	if p.live != nil {
 		// What ssa's cleanup changes (see takeover) is a change too.
 		managers, err := ssa.PatchReplaceFieldsManagers(p.live, takeover.FieldManagers, cnatv1beta1.CLIFieldManager)
 		if err != nil {
 			return p.fail(fmt.Errorf("taking over kubectl's fields: %w", err))
 		}
-		if p.action == string(ssa.UnchangedAction) && len(managers)+len(ssa.PatchRemoveAnnotations(p.live, takeover.Annotations)) > 0 {
-			p.action, p.note = string(ssa.ConfiguredAction), "kubectl's fields are taken over"
+		if p.action == ssa.UnchangedAction && len(managers)+len(ssa.PatchRemoveAnnotations(p.live, takeover.Annotations)) > 0 {
+			p.action, p.notes = ssa.ConfiguredAction, append(p.notes, "kubectl's fields are taken over")
 		}
 		if len(managers) > 0 {
 			p.applied = append(p.applied, "kubectl's fields taken over")
 		}
 		if p.conflicts = a.conflicts(ctx, o, p.live); len(p.conflicts) > 0 {
-			p.note = join(p.note, "conflict: another field manager owns "+strings.Join(p.conflicts, ", ")+" with another value: apply needs --force-conflicts to take them")
+			p.notes = append(p.notes, "conflict: another field manager owns "+strings.Join(p.conflicts, ", ")+" with another value: apply needs --force-conflicts to take them")
 			p.applied = append(p.applied, "took "+strings.Join(p.conflicts, ", "))
 		}
 		fresh, changed, err := a.guarded(ctx, o, p.live)
@@ -131,26 +132,18 @@ func (a *Applier) plan(ctx context.Context, o *unstructured.Unstructured, crds m
 			return p.fail(err)
 		}
 		if len(changed) > 0 {
-			p.action, p.fresh = string(ssa.ConfiguredAction), fresh
-			p.note = join(p.note, "admission field(s) "+strings.Join(changed, ", ")+" changed by someone else: apply sets them back")
+			p.action, p.fresh = ssa.ConfiguredAction, fresh
+			p.notes = append(p.notes, "admission field(s) "+strings.Join(changed, ", ")+" changed by someone else: apply sets them back")
 			p.applied = append(p.applied, "set back admission field(s) "+strings.Join(changed, ", "))
 		}
 	}
 	return p
 }
 
-// join joins notes with "; ".
-func join(note, more string) string {
-	if note == "" {
-		return more
-	}
-	return note + "; " + more
-}
-
 // postpone marks the plan as deferred: the object would be created, but
 // could not be dry-run yet.
 func (p *plan) postpone(why string) *plan {
-	p.action, p.note, p.deferred = string(ssa.CreatedAction), why, true
+	p.action, p.notes, p.deferred = ssa.CreatedAction, []string{why}, true
 	return p
 }
 
@@ -167,9 +160,9 @@ func (a *Applier) problems(ctx context.Context, plans []*plan, opts ApplyOptions
 		case p.err != nil:
 			problems = append(problems, Problem{Object: Ref(p.obj), Err: p.err})
 		case p.immutable != nil && !opts.Force:
-			problems = append(problems, Problem{Object: Ref(p.obj), Err: fmt.Errorf("cannot change immutable field(s) %s; apply --force deletes and recreates it: %w", strings.Join(immutableFields(p.immutable), ", "), p.immutable)})
+			problems = append(problems, Problem{Object: Ref(p.obj), Err: fmt.Errorf("cannot change immutable field(s) %s; apply --force deletes and recreates it: %w", immutableFields(p.immutable), p.immutable)})
 		case p.immutable != nil:
-			problems = append(problems, a.refuseDataLoss(ctx, []*unstructured.Unstructured{p.live}, "recreating it to change immutable field(s) "+strings.Join(immutableFields(p.immutable), ", "), opts.DeleteData)...)
+			problems = append(problems, a.refuseDataLoss(ctx, []*unstructured.Unstructured{p.live}, "recreating it to change immutable field(s) "+immutableFields(p.immutable), opts.DeleteData)...)
 		case len(p.conflicts) > 0 && !opts.ForceConflicts:
 			problems = append(problems, Problem{Object: Ref(p.obj), Err: fmt.Errorf("conflict: another field manager owns %s with another value; apply --force-conflicts takes them over (as kubectl apply --server-side --force-conflicts)", strings.Join(p.conflicts, ", "))})
 		}
@@ -194,8 +187,9 @@ func isImmutableError(err error) bool {
 }
 
 // immutableFields names the fields an immutable-field error is about, from
-// the causes of the API server's status; "(unknown field)" if it has none.
-func immutableFields(err error) []string {
+// the causes of the API server's status, joined with ", "; "(unknown field)"
+// if it has none.
+func immutableFields(err error) string {
 	var fields []string
 	var status apierrors.APIStatus
 	if errors.As(err, &status) && status.Status().Details != nil {
@@ -206,7 +200,7 @@ func immutableFields(err error) []string {
 		}
 	}
 	if len(fields) == 0 {
-		return []string{"(unknown field)"}
+		return "(unknown field)"
 	}
-	return fields
+	return strings.Join(fields, ", ")
 }

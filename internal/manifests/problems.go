@@ -15,6 +15,14 @@ func Ref(u *unstructured.Unstructured) string {
 	return utils.FmtUnstructured(u)
 }
 
+// countOf says "1 object" or "3 objects", "1 At" or "3 Ats".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // Problem is what went wrong with one object, named by its Ref.
 type Problem struct {
 	Object string
@@ -32,7 +40,7 @@ type Problems []Problem
 // Error lists the problems, one per line.
 func (ps Problems) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s failed:", describeSet(len(ps)))
+	fmt.Fprintf(&b, "%s failed:", countOf(len(ps), "object"))
 	for _, p := range ps {
 		b.WriteString("\n  " + p.Error())
 	}

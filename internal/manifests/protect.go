@@ -51,14 +51,6 @@ func (a *Applier) dataLoss(ctx context.Context, o *unstructured.Unstructured) st
 	return "every " + kind + " in the cluster"
 }
 
-// countOf says "1 At" or "3 Ats".
-func countOf(n int, kind string) string {
-	if n == 1 {
-		return "1 " + kind
-	}
-	return fmt.Sprintf("%d %ss", n, kind)
-}
-
 // refuseDataLoss returns a problem for each doomed object that holdsData,
 // unless deleteData.
 func (a *Applier) refuseDataLoss(ctx context.Context, doomed []*unstructured.Unstructured, how string, deleteData bool) Problems {

@@ -79,18 +79,14 @@ func (a *Applier) prune(ctx context.Context, candidates []*unstructured.Unstruct
 		Exclusions:        skip,
 	})
 	var entries []Entry
-	deleted := 0
 	for _, e := range cs.Entries {
 		entries = append(entries, a.print(Entry{e.Subject, string(e.Action)}))
-		if e.Action == ssa.DeletedAction {
-			deleted++
-		}
 	}
 	if err != nil {
 		return entries, fmt.Errorf("pruning: %w", err)
 	}
-	if wait && deleted > 0 {
-		a.printf("waiting for %s to be deleted (timeout %s)...\n", describeSet(deleted), timeout)
+	if deleted := len(cs.ToGroupedMap()[ssa.DeletedAction]); wait && deleted > 0 {
+		a.printf("waiting for %s to be deleted (timeout %s)...\n", countOf(deleted, "object"), timeout)
 		if err := a.rm.WaitForSetTermination(cs, ssa.WaitOptions{Interval: a.opts.PollInterval, Timeout: timeout}); err != nil {
 			return entries, fmt.Errorf("waiting for pruned objects to be deleted: %w", err)
 		}

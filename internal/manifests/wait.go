@@ -79,11 +79,3 @@ func (a *Applier) notReady(ctx context.Context, objects []*unstructured.Unstruct
 	}
 	return out
 }
-
-// describeSet says "1 object" or "3 objects".
-func describeSet(n int) string {
-	if n == 1 {
-		return "1 object"
-	}
-	return fmt.Sprintf("%d objects", n)
-}
