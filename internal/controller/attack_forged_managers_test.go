@@ -11,7 +11,6 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	. "github.com/onsi/gomega"
 
@@ -44,35 +43,37 @@ func (h *harness) forgeManagedFields(mallory client.Client, name string, forge f
 	}
 }
 
-// statusEntryMovedToMain is the forgery: the status writer's own entry
-// (Apply, subresource status) becomes an Apply entry of the same name on
-// the main resource. To the API server that is another manager, which now
-// owns every status field; the status writer's apply owns none, so it
-// removes none. To leftBehind it is still the writer's own.
-func statusEntryMovedToMain(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
-	out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
+// forgedFromStatusEntry rewrites a copy of the status writer's own entry
+// (Apply, subresource status) with rewrite, and keeps the original too if
+// keep.
+func forgedFromStatusEntry(entries []metav1.ManagedFieldsEntry, keep bool, rewrite func(*metav1.ManagedFieldsEntry)) []metav1.ManagedFieldsEntry {
+	out := make([]metav1.ManagedFieldsEntry, 0, len(entries)+1)
 	for _, e := range entries {
-		if e.Manager == atstatus.StatusFieldManager && e.Subresource == "status" {
-			e.Subresource = ""
+		if e.Manager != atstatus.StatusFieldManager || e.Subresource != "status" {
+			out = append(out, e)
+			continue
 		}
+		if keep {
+			out = append(out, e)
+		}
+		rewrite(&e)
 		out = append(out, e)
 	}
 	return out
 }
 
-// statusEntryCopiedToMain keeps the status writer's entry and adds a copy
-// of it on the main resource: every status field owned by two managers to
-// the API server, which an apply that omits it therefore keeps; to
-// leftBehind, owned by the writer alone.
+// statusEntryMovedToMain moves the status writer's entry to the main
+// resource: to the API server another manager, which owns every status
+// field, so the writer's apply removes none of them.
+func statusEntryMovedToMain(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	return forgedFromStatusEntry(entries, false, func(e *metav1.ManagedFieldsEntry) { e.Subresource = "" })
+}
+
+// statusEntryCopiedToMain adds a copy of the status writer's entry on the
+// main resource: every status field owned by two managers, which an apply
+// that omits it therefore keeps.
 func statusEntryCopiedToMain(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
-	out := append([]metav1.ManagedFieldsEntry(nil), entries...)
-	for _, e := range entries {
-		if e.Manager == atstatus.StatusFieldManager && e.Subresource == "status" {
-			e.Subresource = ""
-			out = append(out, e)
-		}
-	}
-	return out
+	return forgedFromStatusEntry(entries, true, func(e *metav1.ManagedFieldsEntry) { e.Subresource = "" })
 }
 
 // statusClaimedByAnother adds an Update entry of another manager on the
@@ -80,14 +81,9 @@ func statusEntryCopiedToMain(entries []metav1.ManagedFieldsEntry) []metav1.Manag
 // status writer then finds every field it leaves out shared, and writes the
 // status whole.
 func statusClaimedByAnother(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
-	out := append([]metav1.ManagedFieldsEntry(nil), entries...)
-	for _, e := range entries {
-		if e.Manager == atstatus.StatusFieldManager && e.Subresource == "status" {
-			e.Manager, e.Operation, e.Subresource = "mallory", metav1.ManagedFieldsOperationUpdate, ""
-			out = append(out, e)
-		}
-	}
-	return out
+	return forgedFromStatusEntry(entries, true, func(e *metav1.ManagedFieldsEntry) {
+		e.Manager, e.Operation, e.Subresource = "mallory", metav1.ManagedFieldsOperationUpdate, ""
+	})
 }
 
 // statusClaimedByAnotherEscaped is statusClaimedByAnother with the key
@@ -161,16 +157,7 @@ func TestAttackForgedStatusManagerFreezesTheAt(t *testing.T) {
 	h.runPod(podName)
 	_ = h.reconcileErr(name)
 	h.finishPod(podName, 0)
-	var errs []error
-	for range 3 {
-		if _, err := h.r.Reconcile(h.ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.ns, Name: name}}); err != nil {
-			errs = append(errs, err)
-		}
-		h.clock.Step(30 * time.Second)
-	}
-	for _, err := range errs {
-		t.Logf("reconcile: %v", err)
-	}
+	errs := h.reconcileForAMinute(name)
 	final := h.at(name)
 	t.Logf("the At a minute after its command exited 0: phase %s, reason %s, message %q", final.Status.Phase, final.Status.Reason, final.Status.Message)
 	for _, c := range final.Status.Conditions {

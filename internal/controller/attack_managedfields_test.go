@@ -63,16 +63,7 @@ func TestAttackStrippedManagedFieldsFreezeTheAt(t *testing.T) {
 	// The command exits 0; the controller looks, and looks again (its
 	// retries, up to 30 s apart), for a minute.
 	h.finishPod(podName, 0)
-	var errs []error
-	for range 3 {
-		if _, err := h.r.Reconcile(h.ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.ns, Name: name}}); err != nil {
-			errs = append(errs, err)
-		}
-		h.clock.Step(30 * time.Second)
-	}
-	for _, err := range errs {
-		t.Logf("reconcile: %v", err)
-	}
+	errs := h.reconcileForAMinute(name)
 	final := h.at(name)
 	t.Logf("the At a minute after its command exited 0: phase %s, reason %s, message %q", final.Status.Phase, final.Status.Reason, final.Status.Message)
 	h.g.Expect(final.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded), "the command exited 0")
@@ -169,4 +160,19 @@ func TestAttackStrippedManagedFieldsWhilePending(t *testing.T) {
 	h.g.Expect(final.Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
 	h.g.Expect(final.Status.Conditions).NotTo(ContainElement(HaveField("Type", "Reconciling")), "a Succeeded At is not Reconciling")
 	h.g.Expect(h.pod(podName).Finalizers).NotTo(ContainElement(cnatv1beta1.TrackingFinalizer))
+}
+
+// reconcileForAMinute reconciles the At as the controller's retries would,
+// three times 30 s apart, and returns (and logs) their errors.
+func (h *harness) reconcileForAMinute(name string) []error {
+	h.t.Helper()
+	var errs []error
+	for range 3 {
+		if _, err := h.r.Reconcile(h.ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.ns, Name: name}}); err != nil {
+			h.t.Logf("reconcile: %v", err)
+			errs = append(errs, err)
+		}
+		h.clock.Step(30 * time.Second)
+	}
+	return errs
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,7 +14,6 @@ import (
 	cnatv1alpha1 "github.com/programming-kubernetes/cnat/api/v1alpha1"
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
 	"github.com/programming-kubernetes/cnat/internal/controller/atstatus"
-	"github.com/programming-kubernetes/cnat/test/testenv"
 )
 
 // TestAttackForgedStatusManagerThroughV1alpha1: the attack of
@@ -41,12 +39,7 @@ func TestAttackForgedStatusManagerThroughV1alpha1(t *testing.T) {
 
 	const name = "forged-v1alpha1"
 	pod := runningAtPod(t, ns, name)
-	g.Expect(adminClient.SubResource("binding").Create(ctx, pod, &corev1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Name: pod.Name}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"},
-	})).To(Succeed())
-	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
-	pod.Status = testenv.RunningStatus(pod, time.Now())
-	g.Expect(adminClient.Status().Update(ctx, pod)).To(Succeed())
+	bindAndRun(g, ctx, pod)
 	at := &cnatv1beta1.At{}
 	g.Eventually(func() string {
 		g.Expect(adminClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, at)).To(Succeed())

@@ -72,12 +72,7 @@ func TestAttackForgedOutcomeThroughPodStatus(t *testing.T) {
 		g := NewWithT(t)
 		pod := runningAtPod(t, ns, "runs-twice")
 		// Its kubelet: the Pod is bound and its command runs.
-		g.Expect(adminClient.SubResource("binding").Create(ctx, pod, &corev1.Binding{
-			ObjectMeta: metav1.ObjectMeta{Name: pod.Name}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"},
-		})).To(Succeed())
-		g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
-		pod.Status = testenv.RunningStatus(pod, time.Now())
-		g.Expect(adminClient.Status().Update(ctx, pod)).To(Succeed())
+		bindAndRun(g, ctx, pod)
 
 		// The co-tenant: an eviction that never happened, the Pod Failed.
 		forged := pod.DeepCopy()

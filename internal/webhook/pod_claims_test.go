@@ -124,6 +124,17 @@ func plainTestPod(namespace, name string) *corev1.Pod {
 	}
 }
 
+// bindAndRun plays the scheduler and the kubelet for pod: bound to node-1,
+// its command running.
+func bindAndRun(g Gomega, ctx context.Context, pod *corev1.Pod) {
+	g.Expect(adminClient.SubResource("binding").Create(ctx, pod, &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"},
+	})).To(Succeed())
+	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+	pod.Status = testenv.RunningStatus(pod, time.Now())
+	g.Expect(adminClient.Status().Update(ctx, pod)).To(Succeed())
+}
+
 // runningAtPod creates an At that is due now and returns the Pod the
 // controller created for it. Nothing runs it (envtest has no kubelet and
 // no scheduler), so it stays unbound and Pending, claimed by its At, until
