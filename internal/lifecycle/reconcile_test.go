@@ -85,11 +85,11 @@ func TestReconcile(t *testing.T) {
 		wantErr error
 	}{
 		{
-			name:    "not due: the status says when it runs, and it is looked at again then, to start its Pod",
+			name:    "not due: the status says when it runs, and it is looked at again then",
 			effects: func(Gomega) *scriptedEffects { return &scriptedEffects{cachedAt: at, freshAt: at} },
 			now:     t0.Add(-time.Hour),
 			log:     []string{"status Pending/Scheduled"},
-			want:    lifecycle.Result{Until: t0, Starts: true},
+			want:    lifecycle.Result{Until: t0},
 		},
 		{
 			name: "an invalid schedule: said, and stalled until the spec changes",
@@ -156,7 +156,6 @@ func TestReconcile(t *testing.T) {
 			}
 			g.Expect(e.log).To(BeComparableTo(tc.log))
 			g.Expect(result.Until).To(BeTemporally("==", tc.want.Until))
-			g.Expect(result.Starts).To(Equal(tc.want.Starts), "whether the look at Until starts a Pod")
 			if strings.HasSuffix(tc.log[len(tc.log)-1], "/"+cnatv1beta1.ReasonInvalidSpec) {
 				g.Expect(result.Stalled).To(MatchError(ContainSubstring("spec.schedule")))
 			} else {
