@@ -129,19 +129,8 @@ func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	if r.ats != nil && wait > r.ats.Prefetch() && r.ats.WakeAt(req.NamespacedName, res.Until.Add(-r.ats.Prefetch())) {
 		return ctrl.Result{}, nil
 	}
-	priority := 0
-	if res.Starts {
-		priority = startPriority
-	}
-	return ctrl.Result{RequeueAfter: wait + atcache.WakeUpPad, Priority: &priority}, nil
+	return ctrl.Result{RequeueAfter: wait + atcache.WakeUpPad}, nil
 }
-
-// startPriority is the work queue's priority of an At looked at when a Pod
-// of it is due. Everything else (a Pending status, the status a Pod's
-// change brings, a release) has the default, 0, so a burst of Ats due
-// together creates its Pods before it writes the statuses that follow, and
-// a bulk of new Ats does not hold up those due.
-const startPriority = 10
 
 // confirmAt reads the At of a decision made on the cache from the API
 // server: a first start due at the instant the At's status records is

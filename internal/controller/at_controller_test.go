@@ -34,7 +34,6 @@ func TestFiresAtItsTimeAndNotBefore(t *testing.T) {
 
 	res := h.reconcile("hello")
 	h.g.Expect(res.RequeueAfter).To(BeNumerically("~", time.Hour, time.Second), "the timer is the time until the schedule")
-	h.g.Expect(res.Priority).To(HaveValue(Equal(startPriority)), "the look that starts the Pod goes before other work of the queue")
 	at := h.at("hello")
 	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhasePending))
 	h.g.Expect(at.Status.ScheduledTime.Time).To(BeTemporally("==", start.Add(time.Hour)))
@@ -46,8 +45,7 @@ func TestFiresAtItsTimeAndNotBefore(t *testing.T) {
 	h.g.Expect(h.pods("hello")).To(BeEmpty(), "one second early: no Pod")
 
 	h.clock.Step(time.Second)
-	res = h.reconcile("hello")
-	h.g.Expect(res.Priority).To(HaveValue(BeZero()), "the status the Pod's event brings waits behind Ats still due")
+	h.reconcile("hello")
 	pods := h.pods("hello")
 	h.g.Expect(pods).To(HaveLen(1))
 	pod := pods[0]
@@ -133,7 +131,6 @@ func TestRetriesUpToBackoffLimit(t *testing.T) {
 
 	res := h.reconcile("flaky")
 	h.g.Expect(res.RequeueAfter).To(BeNumerically("~", 10*time.Second, time.Second), "first retry after 10s")
-	h.g.Expect(res.Priority).To(HaveValue(Equal(startPriority)), "a retry is a start too")
 	at := h.at("flaky")
 	h.g.Expect(at.Status.Phase).To(Equal(cnatv1beta1.PhaseRunning))
 	h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonRetrying))
@@ -485,7 +482,6 @@ func TestTTLAfterFinishedDeletesTheAt(t *testing.T) {
 	h.finishPod(h.podName("short-lived", 1), 0)
 	res := h.reconcile("short-lived")
 	h.g.Expect(res.RequeueAfter).To(BeNumerically("~", time.Minute, time.Second))
-	h.g.Expect(res.Priority).To(HaveValue(BeZero()), "the TTL's look starts nothing")
 	h.g.Expect(h.at("short-lived").Status.Phase).To(Equal(cnatv1beta1.PhaseSucceeded))
 
 	h.clock.Step(time.Minute)

@@ -57,9 +57,6 @@ const MaxSilence = 30 * time.Second
 type Result struct {
 	// Until is when to look again; zero: only on a change.
 	Until time.Time
-	// Starts is set when the look at Until starts a Pod (the schedule, a
-	// retry's backoff): the controller puts those first.
-	Starts bool
 	// Stalled is set when the spec cannot be acted on: no retry helps until
 	// it is edited.
 	Stalled error
@@ -147,5 +144,5 @@ func carryOut(e Effects, at *cnatv1beta1.At, d Decision, now time.Time) (Result,
 	if d.InvalidSpec != nil {
 		return Result{Stalled: d.InvalidSpec}, nil
 	}
-	return Result{Until: d.Until, Starts: !d.Until.IsZero() && d.Status != nil && !d.Status.Phase.Finished()}, nil
+	return Result{Until: d.Until}, nil
 }
