@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -91,8 +91,19 @@ const podsByAt = "cnat.programming-kubernetes.info/at"
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile runs lifecycle.Reconcile for the At over the cache and the API
-// server (effects), and turns its result into controller-runtime's.
+// server (effects), and turns its result into controller-runtime's. Every
+// requeue, after an error too, is at the work queue's normal priority:
+// unnamed, controller-runtime keeps the priority the At was taken out with,
+// and a Pod of the first list after a restart enqueues its At low
+// (handler.LowPriority), which every later retry and timer would inherit,
+// behind all other work.
 func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	res.Priority = ptr.To(0)
+	return res, err
+}
+
+func (r *AtReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	now := r.Clock.Now()
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("at", klog.KRef(req.Namespace, req.Name)))
 	e := &effects{r: r, ctx: ctx, key: req.NamespacedName}
@@ -296,14 +307,16 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 // again this often, since a refusal lifted is no event on the At or its Pods.
 const maxRetryDelay = 30 * time.Second
 
-// retryLimiter is controller-runtime's default rate limiter (per-item
-// exponential backoff from 5 ms, and an overall 10 qps with bursts of 100)
-// with the per-item backoff capped at maxRetryDelay instead of 1000 s.
+// retryBaseDelay is the first wait after an error; it doubles with each
+// error of the same At in a row, up to maxRetryDelay.
+const retryBaseDelay = time.Second
+
+// retryLimiter times an At's retries by its own errors alone, as the Job
+// controller's queue does: no budget shared by all Ats (controller-runtime's
+// default adds one, 10 a second), which a co-tenant's Ats refused on every
+// try would use up, delaying every other tenant's retry past maxRetryDelay.
 func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, maxRetryDelay),
-		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
-	)
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBaseDelay, maxRetryDelay)
 }
 
 // atOfPod maps a Pod to the At whose name it carries.

@@ -9,8 +9,8 @@ import (
 
 // A status write decided on an older copy of the At than the API server's
 // (usually the controller's own write the watch has not brought yet) is
-// refused with a conflict: not a fault, tried again after a per-At backoff,
-// not the work queue's error rate limit (docs/architecture.md, conflicts.go).
+// refused with a conflict: not a fault, tried again after a short per-At
+// backoff, not the errors' (retryLimiter, from 1 s).
 
 // conflictBaseDelay is the first wait after a conflict; it doubles with
 // each conflict of the same At in a row, up to maxRetryDelay.

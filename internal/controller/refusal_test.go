@@ -106,7 +106,9 @@ func TestInvalidPodIsRetriedUntilItsDeadline(t *testing.T) {
 }
 
 // TestRetryBackoffIsBounded: the backoff between retries of a refused Pod
-// never exceeds maxRetryDelay, however often it was refused.
+// never exceeds maxRetryDelay, however often it was refused, and is the
+// At's own: a thousand other Ats refused many times over leave another's
+// first retry at retryBaseDelay.
 func TestRetryBackoffIsBounded(t *testing.T) {
 	g := NewWithT(t)
 	limiter := retryLimiter()
@@ -116,6 +118,12 @@ func TestRetryBackoffIsBounded(t *testing.T) {
 		last = limiter.When(req)
 	}
 	g.Expect(last).To(Equal(maxRetryDelay))
+	for i := range 1000 {
+		for range 10 {
+			limiter.When(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "co-tenant", Name: fmt.Sprint(i)}})
+		}
+	}
+	g.Expect(limiter.When(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "other"}})).To(Equal(retryBaseDelay))
 }
 
 // denyingPolicy refuses every Pod in the harness's namespace with a
