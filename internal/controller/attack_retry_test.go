@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -39,6 +40,11 @@ func TestCoTenantRefusalsDoNotDelayOthersRetries(t *testing.T) {
 	for i := range flood {
 		mallory.createAt(fmt.Sprintf("flood-%d", i), spec)
 	}
+	// Every manager watches every namespace: the flood must not outlive
+	// this test and load the next ones.
+	t.Cleanup(func() {
+		_ = apiClient.DeleteAllOf(context.Background(), &cnatv1beta1.At{}, client.InNamespace(mallory.ns))
+	})
 	h.createAt("victim", spec)
 
 	reason := func(g Gomega) string { return h.atWith(g, "victim").Status.Reason }
