@@ -217,11 +217,13 @@ func (s *spoofing) tamper(ctx context.Context, pod *corev1.Pod) {
 	}
 	// Strip the finalizer with an update, as kubectl edit would: read
 	// again and retried when the kubelet wrote the Pod in between (a 409
-	// says nothing of the policy).
+	// says nothing of the policy). A Pod gone, or whose run ended and was
+	// released by cnat meanwhile, has no finalizer left to strip: an update
+	// that changes nothing is no attack.
 	var gone bool
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		live := &corev1.Pod{}
-		if err := s.c.Get(ctx, client.ObjectKeyFromObject(pod), live); err != nil {
+		if err := s.c.Get(ctx, client.ObjectKeyFromObject(pod), live); err != nil || !slices.Contains(live.Finalizers, cnatv1beta1.TrackingFinalizer) {
 			gone = true
 			return nil
 		}
