@@ -303,22 +303,6 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 		Complete(r)
 }
 
-// maxRetryDelay bounds the backoff after an error: a refused Pod is tried
-// again this often, since a refusal lifted is no event on the At or its Pods.
-const maxRetryDelay = 30 * time.Second
-
-// retryBaseDelay is the first wait after an error; it doubles with each
-// error of the same At in a row, up to maxRetryDelay.
-const retryBaseDelay = time.Second
-
-// retryLimiter times an At's retries by its own errors alone, as the Job
-// controller's queue does: no budget shared by all Ats (controller-runtime's
-// default adds one, 10 a second), which a co-tenant's Ats refused on every
-// try would use up, delaying every other tenant's retry past maxRetryDelay.
-func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBaseDelay, maxRetryDelay)
-}
-
 // atOfPod maps a Pod to the At whose name it carries.
 func atOfPod(_ context.Context, pod client.Object) []reconcile.Request {
 	name := pod.GetLabels()[cnatv1beta1.LabelAt]

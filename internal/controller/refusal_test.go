@@ -106,9 +106,10 @@ func TestInvalidPodIsRetriedUntilItsDeadline(t *testing.T) {
 }
 
 // TestRetryBackoffIsBounded: the backoff between retries of a refused Pod
-// never exceeds maxRetryDelay, however often it was refused, and is the
-// At's own: a thousand other Ats refused many times over leave another's
-// first retry at retryBaseDelay.
+// never exceeds maxRetryDelay, however often it was refused, and no
+// namespace's retries draw on another's budget: a thousand Ats of one
+// namespace refused ten times each leave another namespace's first retry
+// at retryBaseDelay, while their own namespace's next waits its budget.
 func TestRetryBackoffIsBounded(t *testing.T) {
 	g := NewWithT(t)
 	limiter := retryLimiter()
@@ -124,6 +125,8 @@ func TestRetryBackoffIsBounded(t *testing.T) {
 		}
 	}
 	g.Expect(limiter.When(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "other"}})).To(Equal(retryBaseDelay))
+	g.Expect(limiter.When(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "co-tenant", Name: "new"}})).To(BeNumerically(">", 15*time.Minute),
+		"10 000 retries at 10 a second: the namespace's own wait")
 }
 
 // denyingPolicy refuses every Pod in the harness's namespace with a
