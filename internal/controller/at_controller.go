@@ -72,6 +72,10 @@ type AtReconciler struct {
 	// (newConflicts, SetupWithManager).
 	conflicts workqueue.TypedRateLimiter[reconcile.Request]
 
+	// retries times the work queue's retries after an error (retryLimiter,
+	// SetupWithManager).
+	retries workqueue.TypedRateLimiter[reconcile.Request]
+
 	// holdList wraps the store's ListerWatcher: tests hold its list back.
 	holdList func(cache.ListerWatcher) cache.ListerWatcher
 }
@@ -121,6 +125,10 @@ func (r *AtReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	case err != nil:
 		return ctrl.Result{}, err
 	case res.Stalled != nil:
+		// Not retried: no longer one of its namespace's failing Ats.
+		if r.retries != nil {
+			r.retries.Forget(req)
+		}
 		return ctrl.Result{}, reconcile.TerminalError(res.Stalled)
 	}
 	if r.ats != nil && e.settled() {
@@ -278,6 +286,7 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 	}
 	r.podsIndexed = true
 	r.conflicts = newConflicts()
+	r.retries = retryLimiter()
 	clk, ok := r.Clock.(clock.WithTicker)
 	if !ok {
 		clk = clock.RealClock{}
@@ -298,7 +307,7 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 	return ctrl.NewControllerManagedBy(mgr).
 		WatchesRawSource(r.ats.Source()).
 		Watches(&corev1.Pod{}, r.history.podEvents()).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: retryLimiter()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, RateLimiter: r.retries}).
 		Named("at").
 		Complete(r)
 }

@@ -106,27 +106,43 @@ func TestInvalidPodIsRetriedUntilItsDeadline(t *testing.T) {
 }
 
 // TestRetryBackoffIsBounded: the backoff between retries of a refused Pod
-// never exceeds maxRetryDelay, however often it was refused, and no
-// namespace's retries draw on another's budget: a thousand Ats of one
-// namespace refused ten times each leave another namespace's first retry
-// at retryBaseDelay, while their own namespace's next waits its budget.
+// never exceeds maxRetryDelay, however often it was refused, while its
+// namespace has no more than 300 failing Ats; beyond, they share
+// namespaceRetryRate. What counts is the Ats failing now: another
+// namespace's thousand leave this one's first retry at retryBaseDelay; a
+// thousand of its own, once they succeeded or were deleted, leave nothing
+// behind; one At reconciled a thousand times (its edits) counts once.
 func TestRetryBackoffIsBounded(t *testing.T) {
 	g := NewWithT(t)
 	limiter := retryLimiter()
-	req := reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "at"}}
+	at := func(ns string, name any) reconcile.Request {
+		return reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: fmt.Sprint(name)}}
+	}
 	var last time.Duration
 	for range 40 {
-		last = limiter.When(req)
+		last = limiter.When(at("ns", "at"))
 	}
 	g.Expect(last).To(Equal(maxRetryDelay))
+	for i := range 299 {
+		limiter.When(at("ns", i))
+	}
+	g.Expect(limiter.When(at("ns", "at"))).To(Equal(maxRetryDelay), "300 failing Ats: still every 30 s")
 	for i := range 1000 {
 		for range 10 {
-			limiter.When(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "co-tenant", Name: fmt.Sprint(i)}})
+			limiter.When(at("co-tenant", i))
 		}
 	}
-	g.Expect(limiter.When(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "ns", Name: "other"}})).To(Equal(retryBaseDelay))
-	g.Expect(limiter.When(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "co-tenant", Name: "new"}})).To(BeNumerically(">", 15*time.Minute),
-		"10 000 retries at 10 a second: the namespace's own wait")
+	g.Expect(limiter.When(at("other", "first"))).To(Equal(retryBaseDelay), "another namespace's thousand")
+	g.Expect(limiter.When(at("co-tenant", "new"))).To(Equal(100100*time.Millisecond), "1 001 failing Ats share 10 a second")
+	for i := range 1000 {
+		limiter.Forget(at("co-tenant", i))
+	}
+	limiter.Forget(at("co-tenant", "new"))
+	g.Expect(limiter.When(at("co-tenant", "after"))).To(Equal(retryBaseDelay), "no wait left behind by Ats that no longer fail")
+	for range 1000 {
+		limiter.When(at("edited", "one"))
+	}
+	g.Expect(limiter.When(at("edited", "two"))).To(Equal(retryBaseDelay), "one At's many reconciles count once")
 }
 
 // denyingPolicy refuses every Pod in the harness's namespace with a

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -17,44 +17,51 @@ const maxRetryDelay = 30 * time.Second
 // error of the same At in a row, up to maxRetryDelay.
 const retryBaseDelay = time.Second
 
-// retryRate and retryBurst are the retries a namespace's Ats share:
-// controller-runtime's default budget (10 a second, bursts of 100), given
-// to each namespace instead of to all.
-const (
-	retryRate  = rate.Limit(10)
-	retryBurst = 100
-)
+// namespaceRetryRate is how many retries a second the failing Ats of one
+// namespace share: up to 300 of them keep maxRetryDelay.
+const namespaceRetryRate = 10
 
-// retryLimiter times an At's retries by its own backoff and its namespace's
-// budget, whichever is later. Neither is shared between namespaces: a
-// co-tenant's Ats refused on every try (their own quota full) can neither
-// use up the retries of another namespace's Ats nor, retried without end,
+// retryLimiter times an At's retries by the later of its own backoff and
+// its namespace's share (namespaceShares). Neither is shared between
+// namespaces: a co-tenant's Ats refused on every try (their own quota full)
+// can neither use up another namespace's retries nor, retried without end,
 // fill the workers that everyone's first starts need.
 func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBaseDelay, maxRetryDelay),
-		&namespaceBudgets{budgets: map[string]*rate.Limiter{}},
+		&namespaceShares{failing: map[string]map[types.NamespacedName]struct{}{}},
 	)
 }
 
-// namespaceBudgets is a token bucket per namespace (one rate.Limiter each,
-// kept for the controller's life: a few hundred bytes a namespace).
-type namespaceBudgets struct {
+// namespaceShares spreads the retries of a namespace's failing Ats (those
+// whose last reconcile failed) over namespaceRetryRate a second: n of them
+// each wait n / namespaceRetryRate. It counts Ats failing now, not past
+// retries: an At that succeeds, or is deleted, is forgotten at once, and
+// reconciles of one At (its edits) count once.
+type namespaceShares struct {
 	mu      sync.Mutex
-	budgets map[string]*rate.Limiter
+	failing map[string]map[types.NamespacedName]struct{}
 }
 
-func (n *namespaceBudgets) When(req reconcile.Request) time.Duration {
+func (n *namespaceShares) When(req reconcile.Request) time.Duration {
 	n.mu.Lock()
-	budget := n.budgets[req.Namespace]
-	if budget == nil {
-		budget = rate.NewLimiter(retryRate, retryBurst)
-		n.budgets[req.Namespace] = budget
+	defer n.mu.Unlock()
+	ats := n.failing[req.Namespace]
+	if ats == nil {
+		ats = map[types.NamespacedName]struct{}{}
+		n.failing[req.Namespace] = ats
 	}
-	n.mu.Unlock()
-	return budget.Reserve().Delay()
+	ats[req.NamespacedName] = struct{}{}
+	return time.Duration(len(ats)) * time.Second / namespaceRetryRate
 }
 
-func (n *namespaceBudgets) Forget(reconcile.Request) {}
+func (n *namespaceShares) Forget(req reconcile.Request) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.failing[req.Namespace], req.NamespacedName)
+	if len(n.failing[req.Namespace]) == 0 {
+		delete(n.failing, req.Namespace)
+	}
+}
 
-func (n *namespaceBudgets) NumRequeues(reconcile.Request) int { return 0 }
+func (n *namespaceShares) NumRequeues(reconcile.Request) int { return 0 }
