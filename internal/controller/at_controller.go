@@ -102,12 +102,13 @@ const podsByAt = "cnat.programming-kubernetes.info/at"
 // (handler.LowPriority), which every later retry and timer would inherit,
 // behind all other work.
 func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	res, err := r.reconcile(ctx, req)
+	res, err := r.reconcileAt(ctx, req)
 	res.Priority = ptr.To(0)
 	return res, err
 }
 
-func (r *AtReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// reconcileAt is Reconcile but for the priority.
+func (r *AtReconciler) reconcileAt(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	now := r.Clock.Now()
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("at", klog.KRef(req.Namespace, req.Name)))
 	e := &effects{r: r, ctx: ctx, key: req.NamespacedName}

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -29,7 +29,7 @@ const namespaceRetryRate = 10
 func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBaseDelay, maxRetryDelay),
-		&namespaceShares{failing: map[string]map[types.NamespacedName]struct{}{}},
+		&namespaceShares{failing: map[string]sets.Set[string]{}},
 	)
 }
 
@@ -40,7 +40,7 @@ func retryLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 // reconciles of one At (its edits) count once.
 type namespaceShares struct {
 	mu      sync.Mutex
-	failing map[string]map[types.NamespacedName]struct{}
+	failing map[string]sets.Set[string] // At names by namespace
 }
 
 func (n *namespaceShares) When(req reconcile.Request) time.Duration {
@@ -48,18 +48,18 @@ func (n *namespaceShares) When(req reconcile.Request) time.Duration {
 	defer n.mu.Unlock()
 	ats := n.failing[req.Namespace]
 	if ats == nil {
-		ats = map[types.NamespacedName]struct{}{}
+		ats = sets.New[string]()
 		n.failing[req.Namespace] = ats
 	}
-	ats[req.NamespacedName] = struct{}{}
-	return time.Duration(len(ats)) * time.Second / namespaceRetryRate
+	ats.Insert(req.Name)
+	return time.Duration(ats.Len()) * time.Second / namespaceRetryRate
 }
 
 func (n *namespaceShares) Forget(req reconcile.Request) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	delete(n.failing[req.Namespace], req.NamespacedName)
-	if len(n.failing[req.Namespace]) == 0 {
+	n.failing[req.Namespace].Delete(req.Name)
+	if n.failing[req.Namespace].Len() == 0 {
 		delete(n.failing, req.Namespace)
 	}
 }
