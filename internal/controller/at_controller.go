@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -73,8 +74,9 @@ type AtReconciler struct {
 	conflicts workqueue.TypedRateLimiter[reconcile.Request]
 
 	// retries times the work queue's retries after an error (retryLimiter,
-	// SetupWithManager).
+	// SetupWithManager), by shares among other things.
 	retries workqueue.TypedRateLimiter[reconcile.Request]
+	shares  *namespaceShares
 
 	// holdList wraps the store's ListerWatcher: tests hold its list back.
 	holdList func(cache.ListerWatcher) cache.ListerWatcher
@@ -96,7 +98,8 @@ const podsByAt = "cnat.programming-kubernetes.info/at"
 
 // Reconcile runs lifecycle.Reconcile for the At over the cache and the API
 // server (effects), and turns its result into controller-runtime's. Every
-// requeue, after an error too, is at the work queue's normal priority:
+// requeue is at the work queue's normal priority, but the retry of an At
+// whose namespace has more failing Ats than its share (retries.go):
 // unnamed, controller-runtime keeps the priority the At was taken out with,
 // and a Pod of the first list after a restart enqueues its At low
 // (handler.LowPriority), which every later retry and timer would inherit,
@@ -104,6 +107,9 @@ const podsByAt = "cnat.programming-kubernetes.info/at"
 func (r *AtReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := r.reconcileAt(ctx, req)
 	res.Priority = ptr.To(0)
+	if err != nil && r.shares != nil && !errors.Is(err, reconcile.TerminalError(nil)) {
+		res.Priority = ptr.To(r.shares.priority(req))
+	}
 	return res, err
 }
 
@@ -113,10 +119,11 @@ func (r *AtReconciler) reconcileAt(ctx context.Context, req ctrl.Request) (ctrl.
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("at", klog.KRef(req.Namespace, req.Name)))
 	e := &effects{r: r, ctx: ctx, key: req.NamespacedName}
 	res, err := lifecycle.Reconcile(e, now)
-	if apierrors.IsConflict(err) {
+	if apierrors.IsConflict(err) && !res.Refused {
 		// Decided on an older copy of the At than the API server's
 		// (conflicts.go): tried again shortly, on the copy the watch will
-		// have brought by then.
+		// have brought by then. A Pod create refused with a 409 (a webhook,
+		// a quota under contention) is a refusal, retried as one.
 		delay := r.conflicts.When(req)
 		ctrl.LoggerFrom(ctx).V(1).Info("The At changed since the copy the decision was made on; trying again", "after", delay, "error", err.Error())
 		return ctrl.Result{RequeueAfter: delay}, nil
@@ -287,7 +294,8 @@ func (r *AtReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error
 	}
 	r.podsIndexed = true
 	r.conflicts = newConflicts()
-	r.retries = retryLimiter()
+	r.shares = newNamespaceShares()
+	r.retries = retryLimiter(r.shares)
 	clk, ok := r.Clock.(clock.WithTicker)
 	if !ok {
 		clk = clock.RealClock{}

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,7 +52,7 @@ func TestCoTenantRefusalsDelayNoOne(t *testing.T) {
 	h := newHarness(t)
 	other := newHarness(t)
 	mallory := newHarness(t)
-	fullQuota(mallory)
+	liftMallorys := fullQuota(mallory)
 	lift := fullQuota(h)
 	creates := &slowCreates{ns: mallory.ns, delay: 50 * time.Millisecond}
 	h.startManagerWith(0, interceptor.Funcs{}, func(r *AtReconciler) {
@@ -62,7 +63,8 @@ func TestCoTenantRefusalsDelayNoOne(t *testing.T) {
 	spec := cnatv1beta1.AtSpec{Schedule: schedule(time.Now()), Command: "echo"}
 	const flood = 2000
 	for i := range flood {
-		mallory.createAt(fmt.Sprintf("flood-%d", i), spec)
+		at := &cnatv1beta1.At{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("flood-%d", i), Namespace: mallory.ns, Labels: map[string]string{"flood": "true"}}, Spec: spec}
+		h.g.Expect(apiClient.Create(h.ctx, at)).To(Succeed())
 	}
 	// Every manager watches every namespace: the flood must not outlive
 	// this test and load the next ones.
@@ -85,8 +87,11 @@ func TestCoTenantRefusalsDelayNoOne(t *testing.T) {
 	// manager's 2 workers.
 	creates.slow.Store(true)
 	h.createAt("victim", spec)
+	mallory.createAt("neighbour", spec)
 	h.g.Eventually(func(g Gomega) string { return h.atWith(g, "victim").Status.Reason }, 2*time.Minute, 200*time.Millisecond).
 		Should(Equal(cnatv1beta1.ReasonPodForbidden), "refused at its time, and said so")
+	h.g.Eventually(func(g Gomega) string { return mallory.atWith(g, "neighbour").Status.Reason }, 2*time.Minute, 200*time.Millisecond).
+		Should(Equal(cnatv1beta1.ReasonPodForbidden), "the co-tenant's neighbour, refused beside the flood")
 	time.Sleep(20 * time.Second)
 
 	lift()
@@ -108,6 +113,18 @@ func TestCoTenantRefusalsDelayNoOne(t *testing.T) {
 	var mallorys corev1.PodList
 	h.g.Expect(apiClient.List(h.ctx, &mallorys, client.InNamespace(mallory.ns), client.HasLabels{cnatv1beta1.LabelAt})).To(Succeed())
 	h.g.Expect(mallorys.Items).To(BeEmpty(), "the co-tenant's quota still refuses theirs")
+
+	// The flood goes, and the quota of its namespace is raised: what its
+	// neighbour was told to wait while the flood failed must not outlive
+	// it.
+	h.g.Expect(apiClient.DeleteAllOf(h.ctx, &cnatv1beta1.At{}, client.InNamespace(mallory.ns), client.MatchingLabels{"flood": "true"})).To(Succeed())
+	liftMallorys()
+	lifted = time.Now()
+	h.g.Eventually(func(g Gomega) []corev1.Pod { return mallory.podsWith(g, "neighbour") }, maxRetryDelay+10*time.Second, 200*time.Millisecond).Should(HaveLen(1),
+		"asked again within %s once the flood beside it is gone", maxRetryDelay)
+	retried = mallory.pods("neighbour")[0].CreationTimestamp.Time
+	t.Logf("the flood's neighbour's Pod %s after the flood went", retried.Sub(lifted).Round(time.Second))
+	h.g.Expect(retried.Sub(lifted)).To(BeNumerically("<=", maxRetryDelay+time.Second), "no wait left from the flood")
 }
 
 // recordingQueue is controller-runtime's priority queue, recording the
@@ -149,7 +166,7 @@ func TestRequeuesAreAtNormalPriority(t *testing.T) {
 			}
 			h.createAt("low", tc.spec)
 			q := &recordingQueue{
-				PriorityQueue: priorityqueue.New(h.ns, func(o *priorityqueue.Opts[reconcile.Request]) { o.RateLimiter = retryLimiter() }),
+				PriorityQueue: priorityqueue.New(h.ns, func(o *priorityqueue.Opts[reconcile.Request]) { o.RateLimiter = retryLimiter(newNamespaceShares()) }),
 				of:            reconcile.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "low"}},
 				priorities:    make(chan int, 100),
 			}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -113,6 +115,39 @@ func TestAlreadyExistsWithNoPodIsARefusal(t *testing.T) {
 	h.g.Expect(at.Status.Message).To(And(ContainSubstring("already in progress"), ContainSubstring("no Pod of that name exists")))
 	h.g.Expect(condition(at, cnatv1beta1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
 
+	refusing = false
+	h.g.Expect(h.reconcileErr("refused")).To(Succeed())
+	h.g.Expect(h.pods("refused")).To(HaveLen(1))
+}
+
+// TestWebhookConflictIsARefusal: an admission webhook that refuses the Pod
+// with code 409 and no reason (as the API server relays a webhook's denial)
+// reads as a conflict to apierrors.IsConflict. It is a refusal all the same:
+// said on the At and returned as an error, so the work queue retries it with
+// the errors' backoff and its namespace's share (retries.go), never as a
+// stale copy of the At re-read at once, outside both.
+func TestWebhookConflictIsARefusal(t *testing.T) {
+	h := newHarness(t)
+	refusing := true
+	h.r = h.newReconciler(interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if _, isPod := obj.(*corev1.Pod); isPod && refusing {
+			return &apierrors.StatusError{ErrStatus: metav1.Status{
+				Status: metav1.StatusFailure, Code: http.StatusConflict,
+				Message: `admission webhook "runs.example.com" denied the request: a run of this job is in progress`,
+			}}
+		}
+		return c.Create(ctx, obj, opts...)
+	}})
+	h.createAt("refused", cnatv1beta1.AtSpec{Schedule: schedule(start), Command: "echo"})
+	for range 2 {
+		res, err := h.r.Reconcile(h.ctx, ctrl.Request{NamespacedName: client.ObjectKey{Namespace: h.ns, Name: "refused"}})
+		h.g.Expect(err).To(HaveOccurred(), "an error, for the work queue's retry limiter")
+		h.g.Expect(reconcile.TerminalError(nil)).NotTo(MatchError(err), "not terminal")
+		h.g.Expect(res.RequeueAfter).To(BeZero(), "not the conflict path's requeue")
+		at := h.at("refused")
+		h.g.Expect(at.Status.Reason).To(Equal(cnatv1beta1.ReasonPodForbidden))
+		h.g.Expect(at.Status.Message).To(ContainSubstring("a run of this job is in progress"))
+	}
 	refusing = false
 	h.g.Expect(h.reconcileErr("refused")).To(Succeed())
 	h.g.Expect(h.pods("refused")).To(HaveLen(1))

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	cnatv1beta1 "github.com/programming-kubernetes/cnat/api/v1beta1"
@@ -105,16 +106,18 @@ func TestInvalidPodIsRetriedUntilItsDeadline(t *testing.T) {
 	h.g.Expect(h.at("bad").Status.Phase).To(Equal(cnatv1beta1.PhaseMissed))
 }
 
-// TestRetryBackoffIsBounded: the backoff between retries of a refused Pod
-// never exceeds maxRetryDelay, however often it was refused, while its
-// namespace has no more than 300 failing Ats; beyond, they share
-// namespaceRetryRate. What counts is the Ats failing now: another
-// namespace's thousand leave this one's first retry at retryBaseDelay; a
-// thousand of its own, once they succeeded or were deleted, leave nothing
-// behind; one At reconciled a thousand times (its edits) counts once.
+// TestRetryBackoffIsBounded: the wait between retries of a refused Pod
+// never exceeds maxRetryDelay, however often it was refused and however
+// many Ats of its namespace fail: up to 300 share namespaceRetryRate at the
+// normal priority; beyond, they keep maxRetryDelay at low priority. What
+// counts is the Ats failing now: another namespace's thousands leave this
+// one's first retry at retryBaseDelay and the normal priority; a thousand
+// of its own, once they succeeded or were deleted, leave nothing behind;
+// one At reconciled a thousand times (its edits) counts once.
 func TestRetryBackoffIsBounded(t *testing.T) {
 	g := NewWithT(t)
-	limiter := retryLimiter()
+	shares := newNamespaceShares()
+	limiter := retryLimiter(shares)
 	at := func(ns string, name any) reconcile.Request {
 		return reconcile.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: fmt.Sprint(name)}}
 	}
@@ -127,16 +130,20 @@ func TestRetryBackoffIsBounded(t *testing.T) {
 		limiter.When(at("ns", i))
 	}
 	g.Expect(limiter.When(at("ns", "at"))).To(Equal(maxRetryDelay), "300 failing Ats: still every 30 s")
-	for i := range 1000 {
+	g.Expect(shares.priority(at("ns", "at"))).To(Equal(0), "300 failing Ats: at the normal priority")
+	for i := range 3000 {
 		for range 10 {
-			limiter.When(at("co-tenant", i))
+			g.Expect(limiter.When(at("co-tenant", i))).To(BeNumerically("<=", maxRetryDelay), "however many fail")
 		}
 	}
-	g.Expect(limiter.When(at("other", "first"))).To(Equal(retryBaseDelay), "another namespace's thousand")
-	g.Expect(limiter.When(at("co-tenant", "new"))).To(Equal(100100*time.Millisecond), "1 001 failing Ats share 10 a second")
-	for i := range 1000 {
+	g.Expect(limiter.When(at("other", "first"))).To(Equal(retryBaseDelay), "another namespace's thousands")
+	g.Expect(shares.priority(at("other", "first"))).To(Equal(0), "another namespace's thousands")
+	g.Expect(shares.priority(at("co-tenant", "new"))).To(Equal(handler.LowPriority), "3 001 failing Ats: behind all other work")
+	g.Expect(limiter.When(at("co-tenant", "new"))).To(Equal(maxRetryDelay), "3 001 failing Ats: still every 30 s")
+	for i := range 3000 {
 		limiter.Forget(at("co-tenant", i))
 	}
+	g.Expect(shares.priority(at("co-tenant", "new"))).To(Equal(0), "the normal priority again once the others no longer fail")
 	limiter.Forget(at("co-tenant", "new"))
 	g.Expect(limiter.When(at("co-tenant", "after"))).To(Equal(retryBaseDelay), "no wait left behind by Ats that no longer fail")
 	for range 1000 {

@@ -60,6 +60,10 @@ type Result struct {
 	// Stalled is set when the spec cannot be acted on: no retry helps until
 	// it is edited.
 	Stalled error
+	// Refused is set with the error of a refused Pod create: whatever its
+	// code (a webhook may answer 409), it is a refusal to retry with the
+	// errors' backoff, not a stale copy of the At to read again.
+	Refused bool
 }
 
 // Reconcile is one reconcile of an At, in the order docs/architecture.md
@@ -126,7 +130,7 @@ func carryOut(e Effects, at *cnatv1beta1.At, d Decision, now time.Time) (Result,
 				return Result{}, err
 			}
 		}
-		return Result{}, refusal.Err
+		return Result{Refused: true}, refusal.Err
 	}
 	if d.Status != nil {
 		if err := e.WriteStatus(at, d.Status); err != nil {
