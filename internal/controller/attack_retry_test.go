@@ -185,3 +185,42 @@ func TestRequeuesAreAtNormalPriority(t *testing.T) {
 		})
 	}
 }
+
+// failing is how many Ats of ns the shares count as failing now.
+func (n *namespaceShares) failingIn(ns string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.failing[ns].Len()
+}
+
+// TestFailingAtsLeaveTheShare: an At counts in its namespace's share only
+// while it fails. Refused Ats that then stall (an invalid spec, not
+// retried), are deleted, or get their Pod leave the count, through the
+// controller-runtime work queue's Forget and the reconciler's own: an At
+// left counted would slow its namespace's retries, and put them behind all
+// other work, for good.
+func TestFailingAtsLeaveTheShare(t *testing.T) {
+	h := newHarness(t)
+	lift := fullQuota(h)
+	r, _, _ := h.startManagerWith(0, interceptor.Funcs{})
+	spec := cnatv1beta1.AtSpec{Schedule: schedule(time.Now()), Command: "echo"}
+	for _, name := range []string{"stalls", "deleted", "runs"} {
+		h.createAt(name, spec)
+	}
+	h.g.Eventually(func() int { return r.shares.failingIn(h.ns) }, time.Minute, 100*time.Millisecond).Should(Equal(3), "three refused Ats fail")
+
+	stalls := h.at("stalls")
+	stalls.Spec.Schedule = time.Now().UTC().Format("2006-01-02T15:04:05")
+	stalls.Spec.TimeZone = ptr.To("Mars/Olympus_Mons")
+	h.g.Expect(apiClient.Update(h.ctx, stalls)).To(Succeed())
+	h.g.Eventually(func(g Gomega) string { return h.atWith(g, "stalls").Status.Reason }, time.Minute, 100*time.Millisecond).
+		Should(Equal(cnatv1beta1.ReasonInvalidSpec))
+	h.g.Eventually(func() int { return r.shares.failingIn(h.ns) }, 10*time.Second, 100*time.Millisecond).Should(Equal(2), "a stalled At is no longer counted")
+
+	h.g.Expect(apiClient.Delete(h.ctx, h.at("deleted"))).To(Succeed())
+	h.g.Eventually(func() int { return r.shares.failingIn(h.ns) }, 10*time.Second, 100*time.Millisecond).Should(Equal(1), "a deleted At is no longer counted")
+
+	lift()
+	h.g.Eventually(func(g Gomega) []corev1.Pod { return h.podsWith(g, "runs") }, maxRetryDelay+10*time.Second, 200*time.Millisecond).Should(HaveLen(1))
+	h.g.Eventually(func() int { return r.shares.failingIn(h.ns) }, 10*time.Second, 100*time.Millisecond).Should(BeZero(), "an At whose Pod was created is no longer counted")
+}
