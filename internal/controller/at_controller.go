@@ -74,9 +74,11 @@ type AtReconciler struct {
 	conflicts workqueue.TypedRateLimiter[reconcile.Request]
 
 	// retries times the work queue's retries after an error (retryLimiter,
-	// SetupWithManager), by shares among other things.
+	// SetupWithManager).
 	retries workqueue.TypedRateLimiter[reconcile.Request]
-	shares  *namespaceShares
+	// shares is the part of retries that counts each namespace's failing
+	// Ats; Reconcile asks it for the priority of a retry.
+	shares *namespaceShares
 
 	// holdList wraps the store's ListerWatcher: tests hold its list back.
 	holdList func(cache.ListerWatcher) cache.ListerWatcher
